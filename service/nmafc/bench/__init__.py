@@ -1,0 +1,1 @@
+"""Benchmarks runnable from an installed package (`nmafc bench …`, `nmafc eval …`)."""

@@ -1,0 +1,1 @@
+"""The `nmafc` command line."""

@@ -1,0 +1,29 @@
+"""What extractors and callers hand to the engine before a fact becomes a record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from nmafc.core.tiers import Tier
+
+
+@dataclass(frozen=True, slots=True)
+class FactDraft:
+    """A fact proposed by an extractor or given explicitly by a caller.
+
+    ``message_index`` ties an extracted fact to the message (turn) it came from;
+    ``overrides_entity`` names the entity whose current facts this one contradicts.
+    """
+
+    content: str
+    entity: str
+    tier: Tier = Tier.ACTIVE_CONTEXT
+    importance: float = 0.5
+    related_entities: tuple[str, ...] = ()
+    overrides_entity: str | None = None
+    message_index: int | None = None
+    source_turn_ids: tuple[int, ...] = ()
+    vector: npt.NDArray[np.float32] | None = field(default=None, compare=False)

@@ -1,0 +1,89 @@
+"""What happens to records over their life: reinforcement, invalidation, pruning, promotion.
+
+Every function returns new records; none mutates its input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from nmafc.core.decay import DecayParams, is_prunable, with_expiry
+from nmafc.core.records import MemoryRecord
+from nmafc.core.tiers import Tier
+
+
+class InvalidReason(StrEnum):
+    """Why a record stopped being valid."""
+
+    OVERRIDE = "override"
+    """A newer fact contradicted it."""
+    ARCHIVED = "archived"
+    """An ActiveContext record decayed to the prune line; searchable with include_archived."""
+    EXPIRED = "expired"
+    """An EphemeralState record decayed to the prune line."""
+    MERGED = "merged"
+    """Folded into a near-duplicate survivor during consolidation."""
+    SUPERSEDED = "superseded"
+    """A newer version of the same record replaced this one (an edit)."""
+    DELETED = "deleted"
+    """Forgotten on request."""
+    ROLLED_BACK = "rolled_back"
+    """Created after the turn a rollback returned to."""
+
+
+def reinforce(record: MemoryRecord, now: float, params: DecayParams) -> MemoryRecord:
+    """Long-term potentiation: full strength again, one more consolidation, anchored now."""
+    return with_expiry(record.evolve(weight0=1.0, k=record.k + 1, anchor_turn=now), params)
+
+
+def invalidate(
+    record: MemoryRecord, at_turn: float, at_time: datetime, reason: InvalidReason
+) -> MemoryRecord:
+    """The record closed at ``at_turn``; it stays in history, out of default search."""
+    return record.evolve(invalid_at=at_turn, invalid_at_time=at_time, invalid_reason=reason.value)
+
+
+def visible_at(record: MemoryRecord, as_of: float) -> bool:
+    """True if the record was valid at clock ``as_of`` (point-in-time queries)."""
+    return record.valid_at <= as_of and (record.invalid_at is None or record.invalid_at > as_of)
+
+
+@dataclass(frozen=True, slots=True)
+class PrunePlan:
+    """Records leaving the working set, already invalidated with the right reason."""
+
+    expired: tuple[MemoryRecord, ...]
+    archived: tuple[MemoryRecord, ...]
+
+
+def plan_prune(candidates: Iterable[MemoryRecord], now: float, at_time: datetime) -> PrunePlan:
+    """EphemeralState records that reached the prune line expire; ActiveContext ones archive."""
+    expired: list[MemoryRecord] = []
+    archived: list[MemoryRecord] = []
+    for record in candidates:
+        if not is_prunable(record, now):
+            continue
+        if record.tier is Tier.EPHEMERAL_STATE:
+            expired.append(invalidate(record, now, at_time, InvalidReason.EXPIRED))
+        else:
+            archived.append(invalidate(record, now, at_time, InvalidReason.ARCHIVED))
+    return PrunePlan(tuple(expired), tuple(archived))
+
+
+def promote(record: MemoryRecord, params: DecayParams) -> MemoryRecord:
+    """An often-recalled ActiveContext record becomes a permanent CoreAnchor."""
+    return with_expiry(record.evolve(tier=Tier.CORE_ANCHOR), params)
+
+
+def plan_promotions(
+    candidates: Iterable[MemoryRecord], promote_k: int, params: DecayParams
+) -> list[MemoryRecord]:
+    """ActiveContext records reinforced at least ``promote_k`` times, promoted."""
+    return [
+        promote(r, params)
+        for r in candidates
+        if r.is_valid and r.tier is Tier.ACTIVE_CONTEXT and r.k >= promote_k
+    ]

@@ -1,0 +1,25 @@
+"""The three memory tiers and how a caller names them."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from nmafc.errors import UnknownTier
+
+
+class Tier(StrEnum):
+    """How long a fact is meant to live."""
+
+    CORE_ANCHOR = "CoreAnchor"
+    ACTIVE_CONTEXT = "ActiveContext"
+    EPHEMERAL_STATE = "EphemeralState"
+
+
+def parse_tier(value: str | Tier) -> Tier:
+    """Return the tier named by ``value`` or raise :class:`UnknownTier`."""
+    if isinstance(value, Tier):
+        return value
+    for tier in Tier:
+        if value == tier.value or value.lower() == tier.value.lower():
+            return tier
+    raise UnknownTier(f"{value!r} is not a memory tier.")

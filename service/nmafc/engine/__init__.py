@@ -1,0 +1,1 @@
+"""The memory engine: orchestrates extraction, the stores and the pure core per operation."""

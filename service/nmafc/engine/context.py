@@ -1,0 +1,77 @@
+"""What every engine operation shares: settings, stores, embedder, locks, the clock."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from nmafc.core.decay import DecayParams
+from nmafc.core.events import Event
+from nmafc.core.extraction import Extractor
+from nmafc.core.scope import Scope
+from nmafc.embedding.base import Embedder
+from nmafc.engine.changes import ChangeSet
+from nmafc.engine.hot_tier import HotTier
+from nmafc.engine.locks import ScopeLocks
+from nmafc.settings import Settings
+from nmafc.storage.cold import ColdSession, ColdStore, ScopeRow
+
+T = TypeVar("T")
+Build = Callable[[ColdSession, ScopeRow], tuple[ChangeSet, T]]
+
+
+@dataclass
+class EngineContext:
+    settings: Settings
+    cold: ColdStore
+    hot: HotTier
+    embedder: Embedder
+    extractor: Extractor
+    locks: ScopeLocks
+    decay: DecayParams
+
+    def clock(self, turn: float) -> float:
+        """The decay clock at scope turn ``turn``: the turn itself, or wall-clock hours."""
+        if self.settings.decay.clock == "hours":
+            return time.time() / 3600.0
+        return turn
+
+    def write(self, scope: Scope, build: Build[T]) -> T:
+        """One write: lock the scope, build and commit the change set, then update Hot.
+
+        ``build`` runs inside the Cold transaction with the scope row locked; it must not
+        embed or call out (do that before), so the transaction stays short.
+        """
+        return self.write_logged(scope, build)[0]
+
+    def write_logged(
+        self, scope: Scope, build: Build[T], *, defer_hot: bool = False
+    ) -> tuple[T, list[Event]]:
+        """:meth:`write`, also returning the events as stored (with ids and seqs)."""
+        with self.locks.hold(scope):
+            with self.cold.write() as session:
+                row = session.scopes.lock(scope)
+                changes, result = build(session, row)
+                if changes:
+                    row, stored = changes.apply(session, row)
+                else:
+                    stored = []
+            self.hot.commit(row, stored, changes.vectors, defer=defer_hot)
+        return result, stored
+
+    def flush_hot(self) -> int:
+        """Write every scope's deferred Hot changes to LanceDB; returns how many scopes."""
+        flushed = 0
+        for scope in self.hot.lagging():
+            with self.locks.hold(scope):
+                row = self.row(scope)
+                if row is not None:
+                    self.hot.flush(row)
+                    flushed += 1
+        return flushed
+
+    def row(self, scope: Scope) -> ScopeRow | None:
+        with self.cold.read() as session:
+            return session.scopes.get(scope)

@@ -1,0 +1,264 @@
+"""The engine: one object per process that owns the stores and runs every operation.
+
+It is thread-safe: writes to one scope are serialised by the scope lock (and by the Cold
+ROM's row lock across processes), writes to different scopes run in parallel, reads never
+block on writes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nmafc.core.decay import weight_at
+from nmafc.core.events import Event
+from nmafc.core.extraction import Extractor, VerbatimExtractor
+from nmafc.core.facts import FactDraft
+from nmafc.core.records import MemoryRecord
+from nmafc.core.retrieval import RetrievalConfig, preset
+from nmafc.core.scope import AnyScope, Scope
+from nmafc.core.turns import Message
+from nmafc.embedding.base import Embedder
+from nmafc.embedding.factory import create_embedder
+from nmafc.embedding.tokens import default_counter
+from nmafc.engine.context import EngineContext
+from nmafc.engine.history import History, PurgeReceipt, RecordHistory, RollbackResult
+from nmafc.engine.hot_tier import HotTier
+from nmafc.engine.locks import ScopeLocks
+from nmafc.engine.maintenance import Maintenance, MaintenanceReport
+from nmafc.engine.recall import Recall, RecallOptions, RecallResult
+from nmafc.engine.snapshot import Snapshots
+from nmafc.engine.writes import WriteResult, Writes
+from nmafc.errors import MemoryNotFound
+from nmafc.settings import Settings
+from nmafc.storage.cold import ColdStore
+from nmafc.storage.hot.lance import HotStore, storage_options
+from nmafc.storage.hot.working_set import WorkingSetCache
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    scope: str
+    turn: float
+    records: dict[str, int]
+    invalidated: dict[str, int]
+    turns: int
+    events: dict[str, int]
+    hot_rows: int
+    mean_weight: float | None
+    weight_histogram: list[int] = field(default_factory=list)
+
+
+class MemoryEngine:
+    """Everything the library API and the HTTP service call."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        cold: ColdStore,
+        hot: HotStore,
+        embedder: Embedder,
+        extractor: Extractor | None = None,
+    ) -> None:
+        self.settings = settings
+        self.embedder = embedder
+        self.ctx = EngineContext(
+            settings=settings,
+            cold=cold,
+            hot=HotTier(
+                hot,
+                cold,
+                WorkingSetCache(settings.hot.cache_max_mb * 1024 * 1024),
+                max_lag=settings.hot.max_lag_events,
+            ),
+            embedder=embedder,
+            extractor=extractor or VerbatimExtractor(),
+            locks=ScopeLocks(),
+            decay=settings.decay.params(),
+        )
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nmafc-recall")
+        self._writes = Writes(self.ctx)
+        self._recall = Recall(self.ctx, self._pool, default_counter().count, self._writes.reinforce)
+        self._maintenance = Maintenance(self.ctx)
+        self._history = History(self.ctx)
+        self._snapshots = Snapshots(self.ctx)
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+        extractor: Extractor | None = None,
+    ) -> MemoryEngine:
+        """Open (and migrate) the stores the settings name, then replay any lagging scope."""
+        embedder = embedder or create_embedder(settings.embedding)
+        cold = ColdStore.open(
+            settings.resolved_cold_uri(),
+            sqlite_synchronous=settings.cold.sqlite_synchronous,
+            pool_size=settings.cold.pool_size,
+            connect_timeout_s=settings.cold.connect_timeout_s,
+        )
+        try:
+            cold.pin_embedding_model(embedder.model_name, embedder.dim)
+            hot_settings = settings.hot
+            hot = HotStore.open(
+                settings.resolved_hot_uri(),
+                table=hot_settings.table,
+                model=embedder.model_name,
+                dim=embedder.dim,
+                options=storage_options(
+                    endpoint=hot_settings.s3_endpoint,
+                    region=hot_settings.s3_region,
+                    access_key_id=_secret(hot_settings.s3_access_key_id),
+                    secret_access_key=_secret(hot_settings.s3_secret_access_key),
+                    allow_http=hot_settings.s3_allow_http,
+                )
+                if settings.resolved_hot_uri().startswith("s3://")
+                else None,
+            )
+        except BaseException:
+            cold.close()
+            raise
+        engine = cls(settings, cold, hot, embedder, extractor)
+        repaired = engine.ctx.hot.recover()
+        if repaired:
+            log.warning("replayed %d scope(s) whose Hot state lagged the log", len(repaired))
+        return engine
+
+    # -- writes -----------------------------------------------------------------------
+
+    def remember(self, scope: Scope, messages: Sequence[Message]) -> WriteResult:
+        return self._writes.remember(scope, messages)
+
+    def ingest(self, scope: Scope, facts: Sequence[FactDraft]) -> WriteResult:
+        return self._writes.ingest(scope, facts)
+
+    def update(
+        self, scope: Scope, record_id: str, *, content: str | None = None, tier: str | None = None
+    ) -> MemoryRecord:
+        return self._writes.update(scope, record_id, content=content, tier=tier)
+
+    def forget(self, scope: Scope, record_id: str) -> MemoryRecord:
+        return self._writes.forget(scope, record_id)
+
+    def reinforce(self, scope: Scope, record_ids: Sequence[str]) -> list[MemoryRecord]:
+        return self._writes.reinforce(scope, record_ids)
+
+    # -- reads ------------------------------------------------------------------------
+
+    def recall(
+        self,
+        scope: AnyScope,
+        query: str,
+        options: RecallOptions | None = None,
+        *,
+        preset_name: str | None = None,
+        config: RetrievalConfig | None = None,
+    ) -> RecallResult:
+        name = preset_name or self.settings.retrieval.preset
+        options = options or RecallOptions(budget_tokens=self.settings.retrieval.budget_tokens)
+        return self._recall.recall(scope, query, options, config or preset(name), name)
+
+    def get(self, scope: AnyScope, record_id: str) -> MemoryRecord:
+        with self.ctx.cold.read() as session:
+            record = session.facts.current(scope, [record_id]).get(record_id)
+        if record is None:
+            raise MemoryNotFound(f"No memory {record_id!r} in {scope}.")
+        return record
+
+    def history(self, scope: AnyScope, record_id: str) -> RecordHistory:
+        return self._history.record(scope, record_id)
+
+    def events(
+        self, scope: AnyScope, *, after_id: int = 0, limit: int = 100, kinds: Sequence[str] = ()
+    ) -> list[Event]:
+        with self.ctx.cold.read() as session:
+            return session.events.recent(scope, after_id=after_id, limit=limit, kinds=kinds)
+
+    def working_set(self, scope: Scope) -> dict[str, MemoryRecord]:
+        """The scope's valid records as the Hot tier holds them."""
+        row = self.ctx.row(scope)
+        if row is None:
+            return {}
+        working = self.ctx.hot.working_set(row)
+        with working.lock:
+            return dict(working.records)
+
+    def stats(self, scope: AnyScope) -> Stats:
+        with self.ctx.cold.read() as session:
+            rows = (
+                [session.scopes.get(scope)]
+                if isinstance(scope, Scope)
+                else session.scopes.of(scope)
+            )
+            present = [r for r in rows if r is not None]
+            records = session.facts.counts_by_tier(scope)
+            invalidated = session.facts.count_invalid(scope)
+            turns = session.turns.count(scope)
+            events = session.events.counts_by_kind(scope)
+        weights: list[float] = []
+        for row in present:
+            working = self.ctx.hot.working_set(row)
+            now = self.ctx.clock(row.turn)
+            with working.lock:
+                weights += [weight_at(r, now, self.ctx.decay) for r in working.records.values()]
+        histogram = [0] * 10
+        for w in weights:
+            histogram[min(9, int(w * 10))] += 1
+        return Stats(
+            scope=str(scope),
+            turn=max((r.turn for r in present), default=0.0),
+            records=records,
+            invalidated=invalidated,
+            turns=turns,
+            events=events,
+            hot_rows=self.ctx.hot.store.count(scope),
+            mean_weight=sum(weights) / len(weights) if weights else None,
+            weight_histogram=histogram,
+        )
+
+    # -- history, maintenance, snapshots ----------------------------------------------
+
+    def rollback(self, scope: Scope, to_turn: float) -> RollbackResult:
+        return self._history.rollback(scope, to_turn)
+
+    def purge(self, scope: AnyScope) -> PurgeReceipt:
+        return self._history.purge(scope)
+
+    def maintain(self, scope: Scope) -> MaintenanceReport:
+        return self._maintenance.run(scope)
+
+    def maintenance_due(self, scope: Scope) -> bool:
+        return self._maintenance.due(scope)
+
+    def flush(self) -> int:
+        """Write deferred Hot changes (reinforcements) to LanceDB now."""
+        return self.ctx.flush_hot()
+
+    def compact(self) -> dict[str, int]:
+        """Flush, drop removed Hot rows, merge LanceDB fragments, refresh planner stats."""
+        self.flush()
+        self.ctx.cold.optimize()
+        return self.ctx.hot.store.compact()
+
+    def export_snapshot(self, scope: Scope, path: Path) -> dict[str, int]:
+        return self._snapshots.export(scope, path)
+
+    def import_snapshot(self, scope: Scope, path: Path) -> dict[str, int]:
+        return self._snapshots.import_(scope, path)
+
+    def close(self) -> None:
+        self.flush()
+        self._pool.shutdown(wait=True)
+        self.embedder.close()
+        self.ctx.cold.close()
+
+
+def _secret(value: object) -> str | None:
+    return None if value is None else value.get_secret_value()  # type: ignore[attr-defined]

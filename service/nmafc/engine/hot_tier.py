@@ -1,0 +1,270 @@
+"""Keeping the Hot tier (LanceDB table + RAM working sets) in step with the Cold log.
+
+The Cold ROM commits first; only then is Hot written. Hot therefore may lag the log (a
+crash between the two writes, an S3 hiccup) but is never ahead of it, and every path that
+touches Hot reduces to one operation: *apply the log after the watermark*.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+
+from nmafc.core.events import Event, net_changes
+from nmafc.core.records import MemoryRecord
+from nmafc.core.scope import AnyScope, Scope
+from nmafc.storage.cold import ColdStore, ScopeRow
+from nmafc.storage.hot.lance import HotStore, Vector, Watermark
+from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
+
+log = logging.getLogger(__name__)
+
+
+class HotTier:
+    """The Hot store plus its RAM cache, driven by events from the Cold ROM."""
+
+    def __init__(
+        self, store: HotStore, cold: ColdStore, cache: WorkingSetCache, max_lag: int = 200
+    ) -> None:
+        self.store = store
+        self.cold = cold
+        self.cache = cache
+        self.max_lag = max_lag
+        self._known: dict[Scope, Watermark] = {}
+        self._lagging: dict[Scope, int] = {}
+        self._known_lock = threading.Lock()
+
+    # -- the write path ---------------------------------------------------------------
+
+    def commit(
+        self,
+        row: ScopeRow,
+        events: Sequence[Event],
+        vectors: dict[tuple[str, int], Vector],
+        *,
+        defer: bool = False,
+    ) -> None:
+        """Apply freshly committed ``events`` (which end at ``row.seq``) to Hot and the cache.
+
+        Called with the scope's lock held. A Hot failure is logged and left for the next
+        write or start-up to repair: the Cold commit already made the change durable.
+        With ``defer`` (reinforcement after a recall) only the RAM working set is updated
+        when it is cached; the LanceDB write is folded into the scope's next write or
+        :meth:`flush`, so a read-heavy workload does not commit a LanceDB version per read.
+        """
+        if not events:
+            return
+        if defer and self._defer(row, events):
+            return
+        first_seq = events[0].seq
+        known = self._watermark(row.scope)
+        try:
+            if known is None or known.scope_pk != row.pk or known.seq != first_seq - 1:
+                self.catch_up(row)
+            else:
+                self._write(row, events, vectors)
+        except Exception:  # the log is durable; Hot is repaired on the next touch
+            log.exception("Hot write for %s failed; it will be replayed from the log", row.scope)
+            self._forget(row.scope)
+        with self._known_lock:
+            self._lagging.pop(row.scope, None)
+        self._advance_cache(row, events, vectors)
+
+    def _defer(self, row: ScopeRow, events: Sequence[Event]) -> bool:
+        cached = self.cache.get(row.scope)
+        if cached is None or cached.scope_pk != row.pk or cached.seq != events[0].seq - 1:
+            return False
+        with self._known_lock:
+            lag = self._lagging.get(row.scope, 0) + len(events)
+            if lag > self.max_lag:
+                return False
+            self._lagging[row.scope] = lag
+        self._advance_cache(row, events, {})
+        return True
+
+    def lagging(self) -> list[Scope]:
+        """Scopes whose LanceDB rows are behind the log because of deferred writes."""
+        with self._known_lock:
+            return list(self._lagging)
+
+    def flush(self, row: ScopeRow) -> None:
+        """Write a scope's deferred changes to LanceDB (call with the scope lock held)."""
+        with self._known_lock:
+            if self._lagging.pop(row.scope, None) is None:
+                return
+        self.catch_up(row)
+
+    def _write(
+        self, row: ScopeRow, events: Sequence[Event], vectors: dict[tuple[str, int], Vector]
+    ) -> None:
+        changes = net_changes(events)
+        rows = self._with_vectors(row, changes.upserts, vectors)
+        mark = Watermark(row.pk, row.seq)
+        self.store.write(row.scope, mark, rows, changes.removed)
+        self._remember(row.scope, mark)
+
+    def _with_vectors(
+        self,
+        row: ScopeRow,
+        records: dict[str, MemoryRecord],
+        known: dict[tuple[str, int], Vector] | None = None,
+    ) -> list[tuple[MemoryRecord, Vector]]:
+        """Each record with its vector: given, from the RAM set, or from the Cold ROM."""
+        found: dict[str, Vector] = {}
+        missing: list[tuple[str, int]] = []
+        cached = self.cache.get(row.scope)
+        usable = cached if cached is not None and cached.scope_pk == row.pk else None
+        for rid, record in records.items():
+            vector = (known or {}).get((rid, record.version))
+            if vector is None and usable is not None and not usable.needs_vector(record):
+                vector = usable.vector(rid)
+            if vector is None:
+                missing.append((rid, record.version))
+            else:
+                found[rid] = vector
+        if missing:
+            with self.cold.read() as session:
+                for (rid, _), vector in session.facts.vectors(row.scope, missing).items():
+                    found[rid] = vector
+        absent = [rid for rid in records if rid not in found]
+        if absent:
+            raise LookupError(f"no stored vector for records {absent[:5]} in {row.scope}")
+        return [(records[rid], found[rid]) for rid in records]
+
+    # -- catching up ------------------------------------------------------------------
+
+    def catch_up(self, row: ScopeRow) -> None:
+        """Bring the scope's Hot rows to ``row.seq`` by replaying the log after the watermark."""
+        mark = self.store.watermarks(row.scope).get(row.scope)
+        if mark is not None and mark.scope_pk == row.pk and mark.seq >= row.seq:
+            self._remember(row.scope, mark)
+            return
+        if mark is None or mark.scope_pk != row.pk:
+            self.rebuild(row)
+            return
+        with self.cold.read() as session:
+            events = session.events.since(row.scope, mark.seq)
+        events = [e for e in events if e.seq <= row.seq]
+        changes = net_changes(events)
+        rows = self._with_vectors(row, changes.upserts)
+        target = Watermark(row.pk, row.seq)
+        self.store.write(row.scope, target, rows, changes.removed)
+        self._remember(row.scope, target)
+
+    def rebuild(self, row: ScopeRow) -> None:
+        """Replace the scope's Hot rows with the valid records of the Cold ROM."""
+        with self.cold.read() as session:
+            records = {r.id: r for r in session.facts.valid(row.scope)}
+        rows = self._with_vectors(row, records)
+        target = Watermark(row.pk, row.seq)
+        self.store.replace_scope(row.scope, target, rows)
+        self._remember(row.scope, target)
+        self.cache.drop([row.scope])
+
+    def recover(self) -> list[Scope]:
+        """At start-up: replay every scope whose Hot watermark lags the log."""
+        with self.cold.read() as session:
+            rows = session.scopes.list_all_for_recovery()
+        marks = self.store.watermarks()
+        repaired: list[Scope] = []
+        for row in rows:
+            mark = marks.get(row.scope)
+            if mark is not None and mark.scope_pk == row.pk and mark.seq >= row.seq:
+                self._remember(row.scope, mark)
+                continue
+            self.catch_up(row)
+            repaired.append(row.scope)
+        return repaired
+
+    # -- the read path ----------------------------------------------------------------
+
+    def working_set(self, row: ScopeRow) -> WorkingSet:
+        """The scope's working set in RAM, at least as fresh as ``row``."""
+        cached = self.cache.get(row.scope)
+        if cached is None or cached.scope_pk != row.pk:
+            cached = self._load(row)
+            if self.cache.enabled:
+                self.cache.put(cached)
+        if cached.seq < row.seq:
+            with self.cold.read() as session:
+                events = session.events.since(row.scope, cached.seq)
+            self._apply_to(cached, row, events, {})
+        return cached
+
+    def _load(self, row: ScopeRow) -> WorkingSet:
+        snapshot = self.store.load(row.scope)
+        working = WorkingSet(row.scope, row.pk, self.store.dim)
+        mark = snapshot.watermark
+        if mark is None or mark.scope_pk != row.pk or mark.seq > row.seq:
+            # Hot holds nothing usable for this incarnation: start from the Cold ROM.
+            with self.cold.read() as session:
+                records = {r.id: r for r in session.facts.valid(row.scope)}
+            pairs = self._with_vectors(row, records) if records else []
+            working.apply((Update(r, v) for r, v in pairs), (), row.seq)
+            return working
+        updates = (Update(r, snapshot.vectors[i]) for i, r in enumerate(snapshot.records))
+        working.apply(updates, (), mark.seq)
+        return working
+
+    def _advance_cache(
+        self, row: ScopeRow, events: Sequence[Event], vectors: dict[tuple[str, int], Vector]
+    ) -> None:
+        cached = self.cache.get(row.scope)
+        if cached is None:
+            return
+        if cached.scope_pk != row.pk or cached.seq != events[0].seq - 1:
+            self.cache.drop([row.scope])  # reloaded from the log on next use
+            return
+        self._apply_to(cached, row, events, vectors)
+
+    def _apply_to(
+        self,
+        working: WorkingSet,
+        row: ScopeRow,
+        events: Iterable[Event],
+        vectors: dict[tuple[str, int], Vector],
+    ) -> None:
+        changes = net_changes(events)
+        needed = {
+            (rid, r.version)
+            for rid, r in changes.upserts.items()
+            if working.needs_vector(r) and (rid, r.version) not in vectors
+        }
+        if needed:
+            with self.cold.read() as session:
+                vectors = {**vectors, **session.facts.vectors(row.scope, needed)}
+        updates = [
+            Update(r, vectors.get((rid, r.version)) if working.needs_vector(r) else None)
+            for rid, r in changes.upserts.items()
+        ]
+        working.apply(updates, changes.removed, row.seq)
+
+    # -- purge ------------------------------------------------------------------------
+
+    def purge(self, scope: AnyScope) -> int:
+        """Delete the scope's (or agent's) rows from Hot and the cache."""
+        deleted = self.store.purge(scope)
+        if isinstance(scope, Scope):
+            self.cache.drop([scope])
+            self._forget(scope)
+        else:
+            self.cache.drop_agent(scope.agent_id)
+            with self._known_lock:
+                for known in [s for s in self._known if s.agent_id == scope.agent_id]:
+                    del self._known[known]
+        return deleted
+
+    # -- bookkeeping ------------------------------------------------------------------
+
+    def _watermark(self, scope: Scope) -> Watermark | None:
+        with self._known_lock:
+            return self._known.get(scope)
+
+    def _remember(self, scope: Scope, mark: Watermark) -> None:
+        with self._known_lock:
+            self._known[scope] = mark
+
+    def _forget(self, scope: Scope) -> None:
+        with self._known_lock:
+            self._known.pop(scope, None)

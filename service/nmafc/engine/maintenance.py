@@ -1,0 +1,138 @@
+"""The per-scope maintenance pass: prune what decayed, then consolidate ("REM").
+
+Each step is an indexed query or an incremental look at what changed since the last pass
+(records added, entities that lost their records), so a pass costs what the scope did
+since then, not the size of the scope.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from nmafc.core.consolidation import plan_merges, plan_relinks
+from nmafc.core.events import EventKind
+from nmafc.core.lifecycle import plan_promotions, plan_prune
+from nmafc.core.records import MemoryRecord, utcnow
+from nmafc.core.scope import Scope
+from nmafc.engine.changes import ChangeSet
+from nmafc.engine.context import EngineContext
+from nmafc.storage.cold import ColdSession, ScopeRow
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceReport:
+    scope: Scope
+    turn: float
+    expired: int = 0
+    archived: int = 0
+    promoted: int = 0
+    merged: int = 0
+    relinked: int = 0
+    seconds: float = 0.0
+    detail: dict[str, int] = field(default_factory=dict)
+
+
+class Maintenance:
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+
+    def due(self, scope: Scope) -> bool:
+        """True once ``consolidation.every_turns`` turns have passed since the last pass."""
+        row = self.ctx.row(scope)
+        if row is None:
+            return False
+        return row.turn - row.maintained_turn >= self.ctx.settings.consolidation.every_turns
+
+    def run(self, scope: Scope) -> MaintenanceReport:
+        """Prune, promote, merge near-duplicates and drop dead links, in one batched write."""
+        started = time.perf_counter()
+        settings = self.ctx.settings.consolidation
+
+        def build(session: ColdSession, row: ScopeRow) -> tuple[ChangeSet, MaintenanceReport]:
+            changes = ChangeSet()
+            now = self.ctx.clock(row.turn)
+            at = utcnow()
+            working = self.ctx.hot.working_set(row)
+            since = session.events.since(row.scope, row.maintained_seq)
+            gone: dict[str, MemoryRecord] = {}
+
+            prune = plan_prune(session.facts.expiring(row.scope, now), now, at)
+            for record in (*prune.expired, *prune.archived):
+                changes.update(record)
+                changes.log(
+                    EventKind.PRUNE, row.turn, record, detail={"reason": record.invalid_reason}
+                )
+                gone[record.id] = record
+
+            promoted = [
+                r
+                for r in plan_promotions(
+                    session.facts.promotable(row.scope, settings.promote_k),
+                    settings.promote_k,
+                    self.ctx.decay,
+                )
+                if r.id not in gone
+            ]
+            for record in promoted:
+                changes.update(record)
+                changes.log(EventKind.ELEVATE, row.turn, record)
+
+            added = [
+                r.id
+                for e in since
+                if e.kind is EventKind.ADD
+                for r in e.upserts
+                if r.id in working.records and r.id not in gone
+            ]
+            unchecked = max(0, len(added) - settings.merge_window)
+            added = added[unchecked:]
+            current = {**working.records, **{r.id: r for r in promoted}}
+            for g in gone:
+                current.pop(g, None)
+            pairs = [
+                p for p in working.pairs_above(added, settings.merge_threshold) if p[1] not in gone
+            ]
+            merges = plan_merges(pairs, current, settings.merge_threshold, now, at, self.ctx.decay)
+            for merge in merges:
+                changes.update(merge.survivor, merge.absorbed)
+                changes.log(
+                    EventKind.MERGE,
+                    row.turn,
+                    merge.survivor,
+                    merge.absorbed,
+                    record_id=merge.survivor.id,
+                    detail={"absorbed": merge.absorbed.id},
+                )
+                current[merge.survivor.id] = merge.survivor
+                current.pop(merge.absorbed.id, None)
+                gone[merge.absorbed.id] = merge.absorbed
+
+            left = {r.entity for e in since for r in e.upserts if not r.is_valid}
+            left |= {r.entity for r in gone.values()}
+            dead = {
+                entity
+                for entity in left
+                if not any(rid in current for rid in working.by_entity.get(entity, ()))
+            }
+            linking = {rid for entity in dead for rid in working.linked_from.get(entity, ())}
+            relinked = plan_relinks((current[rid] for rid in linking if rid in current), dead)
+            for record in relinked:
+                changes.update(record)
+                changes.log(EventKind.RELINK, row.turn, record, detail={"dropped": sorted(dead)})
+
+            session.scopes.mark_maintained(row, seq=row.seq + len(changes.events), turn=row.turn)
+            report = MaintenanceReport(
+                scope=row.scope,
+                turn=row.turn,
+                expired=len(prune.expired),
+                archived=len(prune.archived),
+                promoted=len(promoted),
+                merged=len(merges),
+                relinked=len(relinked),
+                detail={"merge_candidates": len(added), "merge_unchecked": unchecked},
+            )
+            return changes, report
+
+        report = self.ctx.write(scope, build)
+        return replace(report, seconds=time.perf_counter() - started)

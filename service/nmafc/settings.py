@@ -1,0 +1,215 @@
+"""All settings: ``NMAFC_<GROUP>_<FIELD>`` environment variables, an optional TOML file, defaults.
+
+Groups nest one level (``NMAFC_HOT_URI`` sets ``hot.uri``, ``NMAFC_DECAY_ETA`` sets
+``decay.eta``). The TOML file (``NMAFC_CONFIG`` or ``load_settings(config_file=…)``) uses
+the same names as tables: ``[hot] uri = "s3://…"``. Environment beats the file; the file
+beats defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from nmafc.core.decay import DecayParams
+from nmafc.core.tiers import Tier
+
+_config_file: ContextVar[Path | None] = ContextVar("nmafc_config_file", default=None)
+
+
+class HotSettings(BaseModel):
+    """The Hot store: LanceDB in a local directory or on S3."""
+
+    uri: str | None = Field(
+        None,
+        description="LanceDB location: a directory or s3://bucket/prefix. Default: <data_dir>/hot.",
+    )
+    table: str = Field("memories", description="LanceDB table holding every scope's records.")
+    s3_endpoint: str | None = Field(
+        None, description="S3-compatible endpoint URL, e.g. http://127.0.0.1:8333."
+    )
+    s3_region: str = Field("us-east-1", description="S3 region.")
+    s3_access_key_id: SecretStr | None = Field(None, description="S3 access key id.")
+    s3_secret_access_key: SecretStr | None = Field(None, description="S3 secret access key.")
+    s3_allow_http: bool = Field(
+        False, description="Allow a plain-http S3 endpoint (needed for loopback test servers)."
+    )
+    max_lag_events: int = Field(
+        200,
+        ge=0,
+        description="Reinforcement events a scope's LanceDB rows may lag behind the log "
+        "(reads are served from RAM meanwhile); 0 writes every recall through.",
+    )
+    cache_max_mb: int = Field(
+        1024,
+        ge=0,
+        description="RAM for per-scope working-set caches (vectors + metadata); 0 disables "
+        "the cache and every vector search goes to LanceDB.",
+    )
+
+
+class ColdSettings(BaseModel):
+    """The Cold ROM: SQLite file or PostgreSQL."""
+
+    uri: str | None = Field(
+        None,
+        description="sqlite:///path or postgresql://user@host/db. Default: <data_dir>/cold.db.",
+    )
+    sqlite_synchronous: Literal["FULL", "NORMAL"] = Field(
+        "FULL",
+        description="SQLite fsync policy. FULL survives power loss; NORMAL survives process "
+        "crashes only, and is faster.",
+    )
+    pool_size: int = Field(8, ge=1, description="Connection pool size (PostgreSQL).")
+    connect_timeout_s: float = Field(5.0, gt=0, description="Database connect timeout.")
+
+
+class EmbeddingSettings(BaseModel):
+    """Which embedder turns text into vectors."""
+
+    base_url: str | None = Field(
+        None,
+        description="An OpenAI-compatible /v1 base URL; unset uses the bundled offline model.",
+    )
+    model: str | None = Field(
+        None,
+        description="Model name sent to base_url. The bundled model is all-MiniLM-L6-v2-int8.",
+    )
+    api_key: SecretStr | None = Field(None, description="Bearer key for base_url.")
+    dim: int | None = Field(
+        None, gt=0, description="Vector size of the remote model (probed when unset)."
+    )
+    batch_size: int = Field(64, ge=1, le=2048, description="Texts per embedding batch.")
+    threads: int = Field(
+        0, ge=0, description="ONNX Runtime intra-op threads for the bundled model; 0 = auto."
+    )
+    timeout_s: float = Field(30.0, gt=0, description="Remote embedding request timeout.")
+
+
+class DecaySettings(BaseModel):
+    """Forgetting and strengthening constants (SPEC §3)."""
+
+    clock: Literal["turns", "hours"] = Field(
+        "turns", description="What time means for decay: the scope's turn counter, or wall hours."
+    )
+    lambda_core_anchor: float = Field(0.0, ge=0, description="Decay rate of CoreAnchor.")
+    lambda_active_context: float = Field(0.005, ge=0, description="Decay rate of ActiveContext.")
+    lambda_ephemeral_state: float = Field(0.69, ge=0, description="Decay rate of EphemeralState.")
+    eta: float = Field(0.15, ge=0, description="How much each reinforcement slows decay.")
+    w_prune: float = Field(0.1, gt=0, lt=1, description="Weight at which a record is pruned.")
+
+    def params(self) -> DecayParams:
+        """The pure-core view of these settings."""
+        return DecayParams(
+            lambdas={
+                Tier.CORE_ANCHOR: self.lambda_core_anchor,
+                Tier.ACTIVE_CONTEXT: self.lambda_active_context,
+                Tier.EPHEMERAL_STATE: self.lambda_ephemeral_state,
+            },
+            eta=self.eta,
+            w_prune=self.w_prune,
+        )
+
+
+class ConsolidationSettings(BaseModel):
+    """The consolidation ("REM") pass."""
+
+    promote_k: int = Field(
+        10, ge=1, description="Reinforcements after which ActiveContext becomes CoreAnchor."
+    )
+    merge_threshold: float = Field(
+        0.95, gt=0, le=1.0, description="Cosine above which two facts merge into one."
+    )
+    merge_window: int = Field(
+        500,
+        ge=0,
+        description="Most recent new facts a pass checks for near-duplicates (exact cosine "
+        "against the whole working set); older unchecked ones are left as they are.",
+    )
+    every_turns: int = Field(
+        50, ge=1, description="Run prune + consolidation once this many turns have passed."
+    )
+    inline: bool = Field(
+        True,
+        description="Run a due pass right after a write (library use); the HTTP service "
+        "turns this off and runs passes as background services.",
+    )
+
+
+class RetrievalSettings(BaseModel):
+    """Defaults for recall; a named preset picks the ranking policy."""
+
+    preset: str = Field("default", description="Named retrieval preset.")
+    budget_tokens: int = Field(1000, ge=50, description="Default context budget per recall.")
+
+
+class Settings(BaseSettings):
+    """Every NMAFC setting."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="NMAFC_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="ignore",
+    )
+
+    data_dir: Path | None = Field(
+        None, description="Where embedded stores live. Default: the per-user data directory."
+    )
+    hot: HotSettings = Field(default_factory=HotSettings)
+    cold: ColdSettings = Field(default_factory=ColdSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    decay: DecaySettings = Field(default_factory=DecaySettings)
+    consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = _config_file.get() or _env_config_file()
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if path is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+    def resolved_data_dir(self) -> Path:
+        """The data directory, created on first use."""
+        path = self.data_dir or Path(platformdirs.user_data_dir("nmafc", appauthor=False))
+        return path.expanduser()
+
+    def resolved_hot_uri(self) -> str:
+        return self.hot.uri or str(self.resolved_data_dir() / "hot")
+
+    def resolved_cold_uri(self) -> str:
+        return self.cold.uri or f"sqlite:///{self.resolved_data_dir() / 'cold.db'}"
+
+
+def _env_config_file() -> Path | None:
+    value = os.environ.get("NMAFC_CONFIG")
+    return Path(value) if value else None
+
+
+def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
+    """Settings from the environment, an optional TOML file and explicit overrides."""
+    token = _config_file.set(Path(config_file) if config_file else None)
+    try:
+        return Settings(**overrides)
+    finally:
+        _config_file.reset(token)

@@ -1,0 +1,163 @@
+"""The ``events`` table: the append-only log every change goes through."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.engine import Connection
+
+from nmafc.core.events import Event, EventKind
+from nmafc.core.records import utcnow
+from nmafc.core.scope import AnyScope, Scope
+from nmafc.storage.cold.filters import where_scope
+from nmafc.storage.cold.schema import events
+from nmafc.storage.cold.scopes_repo import ScopeRow
+
+
+def event_from_row(r: Any) -> Event:
+    return Event.from_row(
+        kind=r.kind,
+        turn=float(r.turn),
+        payload=r.payload,
+        record_id=r.record_id,
+        seq=int(r.seq),
+        id=int(r.id),
+        created_at=r.created_at,
+    )
+
+
+class EventsRepo:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def append(self, row: ScopeRow, new: Sequence[Event]) -> tuple[list[Event], int]:
+        """Append after the scope's current ``seq``; returns the stored events and the new seq."""
+        if not new:
+            return [], row.seq
+        now = utcnow()
+        params = [
+            {
+                "agent_id": row.scope.agent_id,
+                "conversation_id": row.scope.conversation_id,
+                "seq": row.seq + offset,
+                "turn": event.turn,
+                "kind": event.kind.value,
+                "record_id": event.record_id,
+                "payload": event.payload(),
+                "created_at": now,
+            }
+            for offset, event in enumerate(new, start=1)
+        ]
+        ids = (
+            self._conn.execute(
+                events.insert().returning(events.c.id, sort_by_parameter_order=True), params
+            )
+            .scalars()
+            .all()
+        )
+        stored = [
+            replace(event, seq=row.seq + offset, id=int(event_id), created_at=now)
+            for offset, (event, event_id) in enumerate(zip(new, ids, strict=True), start=1)
+        ]
+        return stored, row.seq + len(new)
+
+    def append_tombstone(self, scope: AnyScope, detail: dict[str, Any], turn: float = 0.0) -> int:
+        """A content-free purge marker. It keeps no seq slot: the purged scope has no log left."""
+        conversation = scope.conversation_id if isinstance(scope, Scope) else "*"
+        # A negative seq cannot collide with a live scope's log (which starts at 1).
+        low = self._conn.execute(
+            select(func.min(events.c.seq)).where(
+                events.c.agent_id == scope.agent_id, events.c.conversation_id == conversation
+            )
+        ).scalar()
+        seq = min(int(low or 0), 0) - 1
+        event_id = self._conn.execute(
+            events.insert().returning(events.c.id),
+            {
+                "agent_id": scope.agent_id,
+                "conversation_id": conversation,
+                "seq": seq,
+                "turn": turn,
+                "kind": EventKind.PURGE.value,
+                "record_id": None,
+                "payload": {"upserts": [], "detail": detail},
+                "created_at": utcnow(),
+            },
+        ).scalar_one()
+        return int(event_id)
+
+    def since(self, scope: Scope, seq: int, limit: int | None = None) -> list[Event]:
+        """Events after ``seq``, in order."""
+        query = (
+            select(events)
+            .where(where_scope(events, scope), events.c.seq > seq)
+            .order_by(events.c.seq)
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        return [event_from_row(r) for r in self._conn.execute(query)]
+
+    def through_turn(self, scope: Scope, turn: float) -> list[Event]:
+        """Events stamped at or before ``turn``, in log order (the replay for rollback)."""
+        rows = self._conn.execute(
+            select(events)
+            .where(where_scope(events, scope), events.c.turn <= turn, events.c.seq > 0)
+            .order_by(events.c.seq)
+        )
+        return [event_from_row(r) for r in rows]
+
+    def after_turn(self, scope: Scope, turn: float, kinds: Sequence[str]) -> list[Event]:
+        """Events of the given kinds stamped after ``turn`` (what a rollback undoes)."""
+        rows = self._conn.execute(
+            select(events)
+            .where(
+                where_scope(events, scope),
+                events.c.turn > turn,
+                events.c.seq > 0,
+                events.c.kind.in_(list(kinds)),
+            )
+            .order_by(events.c.seq)
+        )
+        return [event_from_row(r) for r in rows]
+
+    def for_record(self, scope: AnyScope, record_id: str) -> list[Event]:
+        rows = self._conn.execute(
+            select(events)
+            .where(where_scope(events, scope), events.c.record_id == record_id)
+            .order_by(events.c.id)
+        )
+        return [event_from_row(r) for r in rows]
+
+    def recent(
+        self,
+        scope: AnyScope,
+        *,
+        after_id: int = 0,
+        limit: int = 100,
+        kinds: Sequence[str] | None = None,
+    ) -> list[Event]:
+        """Events after ``after_id``, oldest first; ``after_id=0`` gives the newest ``limit``."""
+        query = select(events).where(where_scope(events, scope))
+        if kinds:
+            query = query.where(events.c.kind.in_(list(kinds)))
+        if after_id:
+            query = query.where(events.c.id > after_id).order_by(events.c.id).limit(limit)
+            return [event_from_row(r) for r in self._conn.execute(query)]
+        query = query.order_by(events.c.id.desc()).limit(limit)
+        return [event_from_row(r) for r in reversed(list(self._conn.execute(query)))]
+
+    def counts_by_kind(self, scope: AnyScope) -> dict[str, int]:
+        rows = self._conn.execute(
+            select(events.c.kind, func.count())
+            .where(where_scope(events, scope))
+            .group_by(events.c.kind)
+        )
+        return {kind: int(n) for kind, n in rows}
+
+    def delete(self, scope: AnyScope) -> int:
+        """Delete the scope's log; earlier purge tombstones (seq < 0) stay."""
+        statement = delete(events).where(where_scope(events, scope), events.c.seq > 0)
+        return int(self._conn.execute(statement).rowcount)

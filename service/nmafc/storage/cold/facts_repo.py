@@ -1,0 +1,251 @@
+"""The ``facts`` table: every version of every fact, with its embedding and current state."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import ColumnElement, bindparam, delete, func, select, true, update
+from sqlalchemy.engine import Connection
+
+from nmafc.core.records import MemoryRecord
+from nmafc.core.scope import AnyScope, Scope
+from nmafc.core.tiers import Tier, parse_tier
+from nmafc.storage.cold.filters import where_scope
+from nmafc.storage.cold.schema import facts
+from nmafc.storage.cold.scopes_repo import ScopeRow
+
+Vector = npt.NDArray[np.float32]
+
+RECORD_COLUMNS = tuple(c for c in facts.c if c.name not in ("embedding", "id", "scope_id"))
+
+
+def record_from_row(r: Any) -> MemoryRecord:
+    return MemoryRecord(
+        id=r.record_id,
+        agent_id=r.agent_id,
+        conversation_id=r.conversation_id,
+        entity=r.entity,
+        content=r.content,
+        tier=parse_tier(r.tier),
+        weight0=float(r.weight0),
+        anchor_turn=float(r.anchor_turn),
+        k=int(r.k),
+        importance=float(r.importance),
+        related_entities=tuple(r.related_entities or ()),
+        source_turn_ids=tuple(int(t) for t in r.source_turn_ids or ()),
+        valid_at=float(r.valid_at),
+        valid_at_time=r.valid_at_time,
+        invalid_at=None if r.invalid_at is None else float(r.invalid_at),
+        invalid_at_time=r.invalid_at_time,
+        invalid_reason=r.invalid_reason,
+        created_at=r.created_at,
+        expires_turn=math.inf if r.expires_turn is None else float(r.expires_turn),
+        version=int(r.version),
+    )
+
+
+def _state(record: MemoryRecord) -> dict[str, Any]:
+    """The columns that change in place over a version's life."""
+    return {
+        "tier": record.tier.value,
+        "importance": record.importance,
+        "related_entities": list(record.related_entities),
+        "source_turn_ids": list(record.source_turn_ids),
+        "invalid_at": record.invalid_at,
+        "invalid_at_time": record.invalid_at_time,
+        "invalid_reason": record.invalid_reason,
+        "weight0": record.weight0,
+        "anchor_turn": record.anchor_turn,
+        "k": record.k,
+        "expires_turn": None if math.isinf(record.expires_turn) else record.expires_turn,
+    }
+
+
+class FactsRepo:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def insert_versions(
+        self, row: ScopeRow, records: Sequence[MemoryRecord], vectors: Mapping[str, Vector]
+    ) -> None:
+        """Insert new versions (new records, or new content of existing ones)."""
+        if not records:
+            return
+        params = []
+        for record in records:
+            vector = vectors.get(record.id)
+            params.append(
+                {
+                    "record_id": record.id,
+                    "version": record.version,
+                    "scope_id": row.pk,
+                    "agent_id": row.scope.agent_id,
+                    "conversation_id": row.scope.conversation_id,
+                    "entity": record.entity,
+                    "content": record.content,
+                    "valid_at": record.valid_at,
+                    "valid_at_time": record.valid_at_time,
+                    "created_at": record.created_at,
+                    "embedding": None
+                    if vector is None
+                    else np.asarray(vector, dtype="<f4").tobytes(),
+                    **_state(record),
+                }
+            )
+        self._conn.execute(facts.insert(), params)
+
+    def update_state(self, scope: Scope, records: Sequence[MemoryRecord]) -> None:
+        """Write the in-place state of each record's current version (one executemany)."""
+        if not records:
+            return
+        statement = (
+            update(facts)
+            .where(
+                facts.c.agent_id == bindparam("b_agent"),
+                facts.c.conversation_id == bindparam("b_conversation"),
+                facts.c.record_id == bindparam("b_record"),
+                facts.c.version == bindparam("b_version"),
+            )
+            .values({name: bindparam(f"v_{name}") for name in _state(records[0])})
+        )
+        params = [
+            {
+                "b_agent": scope.agent_id,
+                "b_conversation": scope.conversation_id,
+                "b_record": r.id,
+                "b_version": r.version,
+                **{f"v_{k}": v for k, v in _state(r).items()},
+            }
+            for r in records
+        ]
+        self._conn.execute(statement, params)
+
+    def current(self, scope: AnyScope, record_ids: Iterable[str]) -> dict[str, MemoryRecord]:
+        """The latest version of each record (valid or not)."""
+        ids = list(set(record_ids))
+        if not ids:
+            return {}
+        rows = self._conn.execute(
+            select(*RECORD_COLUMNS)
+            .where(where_scope(facts, scope), facts.c.record_id.in_(ids))
+            .order_by(facts.c.version)
+        )
+        return {r.record_id: record_from_row(r) for r in rows}
+
+    def versions(self, scope: AnyScope, record_id: str) -> list[MemoryRecord]:
+        """Every version of one record, oldest first."""
+        rows = self._conn.execute(
+            select(*RECORD_COLUMNS)
+            .where(where_scope(facts, scope), facts.c.record_id == record_id)
+            .order_by(facts.c.version)
+        )
+        return [record_from_row(r) for r in rows]
+
+    def valid(self, scope: AnyScope) -> list[MemoryRecord]:
+        """Every currently valid record (the working set, from the source of truth)."""
+        rows = self._conn.execute(
+            select(*RECORD_COLUMNS).where(where_scope(facts, scope), facts.c.invalid_at.is_(None))
+        )
+        return [record_from_row(r) for r in rows]
+
+    def valid_by_entity(self, scope: AnyScope, entities: Iterable[str]) -> list[MemoryRecord]:
+        names = list(set(entities))
+        if not names:
+            return []
+        rows = self._conn.execute(
+            select(*RECORD_COLUMNS).where(
+                where_scope(facts, scope),
+                facts.c.entity.in_(names),
+                facts.c.invalid_at.is_(None),
+            )
+        )
+        return [record_from_row(r) for r in rows]
+
+    def expiring(self, scope: Scope, now: float, limit: int = 100_000) -> list[MemoryRecord]:
+        """Valid records whose weight has reached the prune line (an indexed range query)."""
+        rows = self._conn.execute(
+            select(*RECORD_COLUMNS)
+            .where(
+                where_scope(facts, scope),
+                facts.c.expires_turn.is_not(None),
+                facts.c.expires_turn <= now,
+                facts.c.invalid_at.is_(None),
+            )
+            .limit(limit)
+        )
+        return [record_from_row(r) for r in rows]
+
+    def promotable(self, scope: Scope, min_k: int) -> list[MemoryRecord]:
+        rows = self._conn.execute(
+            select(*RECORD_COLUMNS).where(
+                where_scope(facts, scope),
+                facts.c.k >= min_k,
+                facts.c.tier == Tier.ACTIVE_CONTEXT.value,
+                facts.c.invalid_at.is_(None),
+            )
+        )
+        return [record_from_row(r) for r in rows]
+
+    def vectors(
+        self, scope: AnyScope, wanted: Iterable[tuple[str, int]]
+    ) -> dict[tuple[str, int], Vector]:
+        """Embeddings of the given (record id, version) pairs."""
+        pairs = set(wanted)
+        if not pairs:
+            return {}
+        rows = self._conn.execute(
+            select(facts.c.record_id, facts.c.version, facts.c.embedding).where(
+                where_scope(facts, scope),
+                facts.c.record_id.in_(list({rid for rid, _ in pairs})),
+                facts.c.embedding.is_not(None),
+            )
+        )
+        out: dict[tuple[str, int], Vector] = {}
+        for r in rows:
+            key = (r.record_id, int(r.version))
+            if key in pairs:
+                out[key] = np.frombuffer(r.embedding, dtype="<f4").astype(np.float32)
+        return out
+
+    def matching(
+        self, scope: AnyScope, where: ColumnElement[bool]
+    ) -> tuple[list[MemoryRecord], Vector]:
+        """Fact versions passing ``where`` with their embeddings (point-in-time vector scans)."""
+        rows = list(
+            self._conn.execute(
+                select(*RECORD_COLUMNS, facts.c.embedding)
+                .where(where_scope(facts, scope), where, facts.c.embedding.is_not(None))
+                .order_by(facts.c.id)
+            )
+        )
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        matrix = np.stack([np.frombuffer(r.embedding, dtype="<f4") for r in rows])
+        return [record_from_row(r) for r in rows], matrix.astype(np.float32)
+
+    def all_versions(self, scope: Scope) -> tuple[list[MemoryRecord], Vector]:
+        """Every version of every fact in the scope, with embeddings, oldest first."""
+        return self.matching(scope, true())
+
+    def counts_by_tier(self, scope: AnyScope) -> dict[str, int]:
+        rows = self._conn.execute(
+            select(facts.c.tier, func.count())
+            .where(where_scope(facts, scope), facts.c.invalid_at.is_(None))
+            .group_by(facts.c.tier)
+        )
+        return {tier: int(n) for tier, n in rows}
+
+    def count_invalid(self, scope: AnyScope) -> dict[str, int]:
+        rows = self._conn.execute(
+            select(facts.c.invalid_reason, func.count())
+            .where(where_scope(facts, scope), facts.c.invalid_at.is_not(None))
+            .group_by(facts.c.invalid_reason)
+        )
+        return {str(reason): int(n) for reason, n in rows}
+
+    def delete(self, scope: AnyScope) -> int:
+        return int(self._conn.execute(delete(facts).where(where_scope(facts, scope))).rowcount)

@@ -1,0 +1,203 @@
+"""Keyword search over facts and turns: FTS5 on SQLite, tsvector + GIN on PostgreSQL.
+
+Both build an OR of the query's content words: an AND query (``plainto_tsquery``) misses
+"allergic to peanuts" for "peanut allergy", and recall is what this search is for. Ranking
+(bm25 / ts_rank_cd) puts documents matching more terms first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    Table,
+    and_,
+    column,
+    func,
+    literal,
+    literal_column,
+    or_,
+    select,
+    table,
+    text,
+    true,
+)
+from sqlalchemy.engine import Connection
+
+from nmafc.core.records import MemoryRecord
+from nmafc.core.scope import AnyScope, Scope
+from nmafc.core.text import keyword_terms
+from nmafc.core.turns import Turn
+from nmafc.storage.cold.facts_repo import RECORD_COLUMNS, record_from_row
+from nmafc.storage.cold.filters import where_scope
+from nmafc.storage.cold.schema import facts, scopes, turns
+from nmafc.storage.cold.turns_repo import turn_from_row
+
+
+@dataclass(frozen=True, slots=True)
+class FactFilter:
+    """Which fact versions a keyword search may return."""
+
+    include_invalidated: bool = False
+    include_archived: bool = False
+    as_of: float | None = None
+    as_of_time: datetime | None = None
+
+    @property
+    def point_in_time(self) -> bool:
+        return self.as_of is not None or self.as_of_time is not None
+
+    def condition(self) -> ColumnElement[bool]:
+        if self.as_of is not None:
+            return and_(
+                facts.c.valid_at <= self.as_of,
+                or_(facts.c.invalid_at.is_(None), facts.c.invalid_at > self.as_of),
+            )
+        if self.as_of_time is not None:
+            return and_(
+                facts.c.valid_at_time <= self.as_of_time,
+                or_(facts.c.invalid_at_time.is_(None), facts.c.invalid_at_time > self.as_of_time),
+            )
+        if self.include_invalidated:
+            # Every version a user would call "a fact", not the closed rows of an edit.
+            return or_(facts.c.invalid_reason.is_(None), facts.c.invalid_reason != "superseded")
+        if self.include_archived:
+            return or_(facts.c.invalid_at.is_(None), facts.c.invalid_reason == "archived")
+        return facts.c.invalid_at.is_(None)
+
+
+VALID_ONLY = FactFilter()
+# Ranked FTS hits fetched per wanted result, leaving room for versions the filter drops.
+_OVERFETCH = 4
+# Scopes smaller than this are ranked on every term; pruning only pays off on large ones.
+_PRUNE_FROM = 5000
+
+
+class KeywordSearch:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def facts(
+        self,
+        scope: AnyScope,
+        query: str,
+        *,
+        limit: int = 50,
+        where: FactFilter = VALID_ONLY,
+        corpus_size: int | None = None,
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Best-matching fact versions with a relevance score (higher is better).
+
+        ``corpus_size`` (about how many facts the scope holds) lets SQLite skip terms that
+        occur in more than a tenth of them: BM25 gives such terms almost no weight, and
+        ranking their postings dominates the cost of a query on a large scope.
+        """
+        terms = keyword_terms(query)
+        if not terms:
+            return []
+        statement = self._ranked(
+            facts, RECORD_COLUMNS, scope, terms, ("entity", "content"), limit, corpus_size
+        ).where(where.condition())
+        return [(record_from_row(r), float(r.relevance)) for r in self._conn.execute(statement)]
+
+    def turns(
+        self, scope: AnyScope, query: str, *, limit: int = 50, corpus_size: int | None = None
+    ) -> list[tuple[Turn, float]]:
+        """Best-matching stored turns (retracted ones excluded)."""
+        terms = keyword_terms(query)
+        if not terms:
+            return []
+        statement = self._ranked(
+            turns, tuple(turns.c), scope, terms, ("speaker", "content"), limit, corpus_size
+        ).where(turns.c.retracted.is_(False))
+        return [(turn_from_row(r), float(r.relevance)) for r in self._conn.execute(statement)]
+
+    def _ranked(
+        self,
+        target: Table,
+        columns: Sequence[Any],
+        scope: AnyScope,
+        terms: Sequence[str],
+        text_columns: tuple[str, str],
+        limit: int,
+        corpus_size: int | None = None,
+    ) -> Select[Any]:
+        if self._conn.dialect.name == "postgresql":
+            query = select(
+                func.to_tsquery(
+                    literal_column("'english'::regconfig"), literal(" | ".join(terms))
+                ).label("query")
+            ).subquery("q")
+            search: ColumnElement[Any] = literal_column(f"{target.name}.search")
+            relevance = func.ts_rank_cd(search, query.c.query).label("relevance")
+            return (
+                select(*columns, relevance)
+                .select_from(target.join(query, true()))
+                .where(where_scope(target, scope), search.op("@@")(query.c.query))
+                .order_by(relevance.desc(), target.c.id)
+                .limit(limit)
+            )
+        # Rank inside the FTS index first (bm25 over its own rows is cheap), then join the
+        # few best rowids to the table; ranking inside a join costs twice as much here.
+        fts = table(f"{target.name}_fts", column("rowid"))
+        tenant = self._tenant(scope)
+        if corpus_size is not None and corpus_size >= _PRUNE_FROM:
+            terms = self._discriminating(fts.name, tenant, terms, text_columns, corpus_size)
+        score: ColumnElement[Any] = literal_column(f"-bm25({fts.name}, 0, 0, 0.5, 1.0)")
+        match = literal_column(fts.name).op("MATCH")(_fts_query(tenant, terms, text_columns))
+        ranked = (
+            select(fts.c.rowid.label("hit_id"), score.label("relevance"))
+            .where(match)
+            .order_by(score.desc())
+            .limit(limit * _OVERFETCH)
+            .subquery("ranked")
+        )
+        return (
+            select(*columns, ranked.c.relevance)
+            .select_from(target.join(ranked, ranked.c.hit_id == target.c.id))
+            .where(where_scope(target, scope))
+            .order_by(ranked.c.relevance.desc(), target.c.id)
+            .limit(limit)
+        )
+
+    def _tenant(self, scope: AnyScope) -> str:
+        """The FTS tenant clause: the scope's token (``s<pk>``) or the agent column."""
+        if isinstance(scope, Scope):
+            pk = self._conn.execute(select(scopes.c.id).where(where_scope(scopes, scope))).scalar()
+            return f"scope : s{pk if pk is not None else 0}"
+        return 'agent : "' + scope.agent_id.replace('"', '""') + '"'
+
+    def _discriminating(
+        self,
+        fts: str,
+        tenant: str,
+        terms: Sequence[str],
+        text_columns: tuple[str, str],
+        corpus_size: int,
+    ) -> list[str]:
+        """Terms occurring in at most a tenth of the scope (counting stops at the cap)."""
+        cap = max(_PRUNE_FROM // 10, corpus_size // 10)
+        counted = text(
+            f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH :q LIMIT :cap)"
+        )
+        counts = {
+            term: int(
+                self._conn.execute(
+                    counted, {"q": _fts_query(tenant, [term], text_columns), "cap": cap + 1}
+                ).scalar_one()
+            )
+            for term in terms
+        }
+        kept = [t for t in terms if counts[t] <= cap]
+        return kept or [min(terms, key=lambda t: counts[t])]
+
+
+def _fts_query(tenant: str, terms: Sequence[str], text_columns: tuple[str, str]) -> str:
+    """Tenant tokens AND any term: FTS intersects its own indexes instead of post-filtering."""
+    any_term = " OR ".join(f'"{t}"' for t in terms)
+    return f"{tenant} AND {{{' '.join(text_columns)}}} : ({any_term})"

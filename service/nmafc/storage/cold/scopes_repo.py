@@ -1,0 +1,111 @@
+"""The ``scopes`` table: one row per (agent, conversation) holding its clock and log position."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection
+
+from nmafc.core.records import utcnow
+from nmafc.core.scope import AgentScope, AnyScope, Scope
+from nmafc.storage.cold.filters import where_scope
+from nmafc.storage.cold.schema import scopes
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRow:
+    """A scope's identity (``pk`` changes if it is purged and re-created) and clock."""
+
+    pk: int
+    scope: Scope
+    turn: float
+    seq: int
+    maintained_seq: int
+    maintained_turn: float
+
+
+def _row(r: object) -> ScopeRow:
+    return ScopeRow(
+        pk=int(r.id),  # type: ignore[attr-defined]
+        scope=Scope(r.agent_id, r.conversation_id),  # type: ignore[attr-defined]
+        turn=float(r.turn),  # type: ignore[attr-defined]
+        seq=int(r.seq),  # type: ignore[attr-defined]
+        maintained_seq=int(r.maintained_seq),  # type: ignore[attr-defined]
+        maintained_turn=float(r.maintained_turn),  # type: ignore[attr-defined]
+    )
+
+
+class ScopesRepo:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def get(self, scope: Scope) -> ScopeRow | None:
+        """The scope's row, or None if it has never been written."""
+        row = self._conn.execute(select(scopes).where(where_scope(scopes, scope))).first()
+        return None if row is None else _row(row)
+
+    def lock(self, scope: Scope) -> ScopeRow:
+        """Get or create the row and lock it for this transaction (serialises writers)."""
+        now = utcnow()
+        values = {
+            "agent_id": scope.agent_id,
+            "conversation_id": scope.conversation_id,
+            "turn": 0.0,
+            "seq": 0,
+            "maintained_seq": 0,
+            "maintained_turn": 0.0,
+            "created_at": now,
+            "updated_at": now,
+        }
+        dialect = self._conn.dialect.name
+        insert = pg_insert(scopes) if dialect == "postgresql" else sqlite_insert(scopes)
+        self._conn.execute(
+            insert.values(**values).on_conflict_do_nothing(
+                index_elements=["agent_id", "conversation_id"]
+            )
+        )
+        query = select(scopes).where(where_scope(scopes, scope))
+        if dialect == "postgresql":
+            query = query.with_for_update()
+        return _row(self._conn.execute(query).one())
+
+    def advance(self, row: ScopeRow, *, turn: float, seq: int) -> ScopeRow:
+        """Move the scope's clock and log position forward."""
+        self._conn.execute(
+            update(scopes)
+            .where(where_scope(scopes, row.scope), scopes.c.id == row.pk)
+            .values(turn=turn, seq=seq, updated_at=utcnow())
+        )
+        return ScopeRow(row.pk, row.scope, turn, seq, row.maintained_seq, row.maintained_turn)
+
+    def mark_maintained(self, row: ScopeRow, *, seq: int, turn: float) -> None:
+        self._conn.execute(
+            update(scopes)
+            .where(where_scope(scopes, row.scope), scopes.c.id == row.pk)
+            .values(maintained_seq=seq, maintained_turn=turn)
+        )
+
+    def of(self, scope: AnyScope) -> list[ScopeRow]:
+        """The scopes of an agent (or the one scope)."""
+        rows = self._conn.execute(
+            select(scopes).where(where_scope(scopes, scope)).order_by(scopes.c.id)
+        )
+        return [_row(r) for r in rows]
+
+    def list_all_for_recovery(self) -> list[ScopeRow]:
+        """Every scope, for start-up replay only (the one deliberately cross-tenant read)."""
+        agents = self._conn.execute(select(scopes.c.agent_id).distinct()).scalars().all()
+        return [row for agent in agents for row in self.of(AgentScope(agent))]
+
+    def count(self, scope: AnyScope) -> int:
+        return int(
+            self._conn.execute(
+                select(func.count()).select_from(scopes).where(where_scope(scopes, scope))
+            ).scalar_one()
+        )
+
+    def delete(self, scope: AnyScope) -> int:
+        return int(self._conn.execute(delete(scopes).where(where_scope(scopes, scope))).rowcount)

@@ -1,0 +1,126 @@
+"""The Cold ROM facade: units of work over one connection, with scoped repositories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, text
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from nmafc.errors import NmafcError
+from nmafc.storage.cold import database
+from nmafc.storage.cold.events_repo import EventsRepo
+from nmafc.storage.cold.facts_repo import FactsRepo
+from nmafc.storage.cold.keyword import KeywordSearch
+from nmafc.storage.cold.scopes_repo import ScopeRow, ScopesRepo
+from nmafc.storage.cold.turns_repo import TurnsRepo
+
+__all__ = ["ColdSession", "ColdStore", "ScopeRow"]
+
+
+@dataclass(frozen=True, slots=True)
+class ColdSession:
+    """Repositories bound to one connection (and so to one transaction)."""
+
+    conn: Connection
+    scopes: ScopesRepo
+    turns: TurnsRepo
+    facts: FactsRepo
+    events: EventsRepo
+    search: KeywordSearch
+
+    @classmethod
+    def on(cls, conn: Connection) -> ColdSession:
+        return cls(
+            conn=conn,
+            scopes=ScopesRepo(conn),
+            turns=TurnsRepo(conn),
+            facts=FactsRepo(conn),
+            events=EventsRepo(conn),
+            search=KeywordSearch(conn),
+        )
+
+
+class ColdStore:
+    """Owns the engine. ``write()`` commits at the end of its block, or rolls back on error."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(
+        cls,
+        uri: str,
+        *,
+        sqlite_synchronous: str = "FULL",
+        pool_size: int = 8,
+        connect_timeout_s: float = 5.0,
+        migrate: bool = True,
+    ) -> ColdStore:
+        """Connect, and bring the schema up to date unless ``migrate`` is false."""
+        engine = database.create_cold_engine(
+            uri,
+            sqlite_synchronous=sqlite_synchronous,
+            pool_size=pool_size,
+            connect_timeout_s=connect_timeout_s,
+        )
+        if migrate:
+            database.upgrade(engine)
+        return cls(engine)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def write(self) -> Iterator[ColdSession]:
+        """A write transaction; the caller's block is the unit of work."""
+        with (
+            self._translate_errors(),
+            self.engine.connect().execution_options(nmafc_write=True) as conn,
+            conn.begin(),
+        ):
+            yield ColdSession.on(conn)
+
+    @contextmanager
+    def read(self) -> Iterator[ColdSession]:
+        """A read-only snapshot (rolled back at the end)."""
+        with self._translate_errors(), self.engine.connect() as conn, conn.begin() as tx:
+            yield ColdSession.on(conn)
+            tx.rollback()
+
+    def ping(self) -> None:
+        """Raise :class:`StoreUnavailable` unless the database answers."""
+        with self._translate_errors(), self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    def optimize(self) -> None:
+        """Refresh the query planner's statistics (SQLite; PostgreSQL autovacuums)."""
+        if self.dialect == "sqlite":
+            with self._translate_errors(), self.engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA analysis_limit=2000")
+                for table in ("facts", "turns", "events", "scopes"):
+                    conn.exec_driver_sql(f"ANALYZE {table}")
+
+    def pin_embedding_model(self, model: str, dim: int) -> None:
+        with self._translate_errors():
+            database.pin_embedding_model(self.engine, model, dim)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def _translate_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except NmafcError:
+            raise
+        except OperationalError as exc:
+            raise database.unavailable(self.engine, exc) from exc
+        except DBAPIError as exc:
+            if exc.connection_invalidated:
+                raise database.unavailable(self.engine, exc) from exc
+            raise

@@ -1,0 +1,1 @@
+"""The Hot tier: the LanceDB working-set table and its RAM cache."""

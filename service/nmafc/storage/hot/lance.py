@@ -1,0 +1,349 @@
+"""The durable Hot store: one LanceDB table holding every scope's working set.
+
+Writes are batched: one ``merge_insert`` per operation carries the changed records, the
+removed ones (rewritten as ``state = 'gone'`` rows, physically deleted by compaction) and
+the scope's watermark row — the log position this Hot state reflects. Because the
+watermark travels in the same commit as the rows, Hot can never claim to be further
+ahead than it is, and replay after a crash is "apply the log after the watermark".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import lancedb
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from nmafc.core.records import MemoryRecord
+from nmafc.core.scope import AnyScope, Scope
+from nmafc.core.tiers import parse_tier
+from nmafc.errors import EmbeddingModelMismatch, StoreNotWritable, StoreUnavailable
+
+Vector = npt.NDArray[np.float32]
+
+MODEL_KEY = b"nmafc.embedding_model"
+DIM_KEY = b"nmafc.embedding_dim"
+LIVE, GONE, META = "live", "gone", "meta"
+
+
+def hot_schema(dim: int, model: str) -> pa.Schema:
+    """The table schema; the embedding model and dimension are pinned in its metadata."""
+    ts = pa.timestamp("us", tz="UTC")
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("agent_id", pa.string(), nullable=False),
+            pa.field("conversation_id", pa.string(), nullable=False),
+            pa.field("kind", pa.string(), nullable=False),
+            pa.field("state", pa.string(), nullable=False),
+            pa.field("scope_pk", pa.int64()),
+            pa.field("seq", pa.int64()),
+            pa.field("entity", pa.string()),
+            pa.field("content", pa.string()),
+            pa.field("tier", pa.string()),
+            pa.field("weight0", pa.float64()),
+            pa.field("anchor_turn", pa.float64()),
+            pa.field("k", pa.int32()),
+            pa.field("importance", pa.float64()),
+            pa.field("related_entities", pa.list_(pa.string())),
+            pa.field("source_turn_ids", pa.list_(pa.int64())),
+            pa.field("valid_at", pa.float64()),
+            pa.field("valid_at_time", ts),
+            pa.field("created_at", ts),
+            pa.field("expires_turn", pa.float64()),
+            pa.field("version", pa.int32()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ],
+        metadata={MODEL_KEY: model.encode(), DIM_KEY: str(dim).encode()},
+    )
+
+
+def scope_filter(scope: AnyScope) -> str:
+    """The tenant predicate for every LanceDB query (identifiers are pre-validated)."""
+    agent = scope.agent_id.replace("'", "''")
+    if isinstance(scope, Scope):
+        conversation = scope.conversation_id.replace("'", "''")
+        return f"agent_id = '{agent}' AND conversation_id = '{conversation}'"
+    return f"agent_id = '{agent}'"
+
+
+def watermark_id(scope: Scope) -> str:
+    return f"~watermark/{scope.agent_id}/{scope.conversation_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Watermark:
+    """The log position a scope's Hot rows reflect; ``scope_pk`` tells purged incarnations apart."""
+
+    scope_pk: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class HotSnapshot:
+    records: list[MemoryRecord]
+    vectors: Vector
+    watermark: Watermark | None
+
+
+def storage_options(
+    *,
+    endpoint: str | None,
+    region: str,
+    access_key_id: str | None,
+    secret_access_key: str | None,
+    allow_http: bool,
+) -> dict[str, str]:
+    """LanceDB ``storage_options`` for S3-compatible stores."""
+    options = {"region": region}
+    if endpoint:
+        options["endpoint"] = endpoint
+    if access_key_id:
+        options["access_key_id"] = access_key_id
+    if secret_access_key:
+        options["secret_access_key"] = secret_access_key
+    if allow_http:
+        options["allow_http"] = "true"
+    return options
+
+
+class HotStore:
+    """Scoped, batched access to the LanceDB table."""
+
+    def __init__(self, table: Any, dim: int, model: str) -> None:
+        self._table = table
+        self.dim = dim
+        self.model = model
+        self._unit = np.zeros(dim, dtype=np.float32)
+        self._unit[0] = 1.0  # placeholder vector of gone/meta rows: never searched
+
+    @classmethod
+    def open(
+        cls,
+        uri: str,
+        *,
+        table: str,
+        model: str,
+        dim: int,
+        options: Mapping[str, str] | None = None,
+    ) -> HotStore:
+        """Open or create the table, refusing one written with another embedding model."""
+        try:
+            db = lancedb.connect(uri, storage_options=dict(options or {}) or None)
+            if table in db.list_tables().tables:
+                handle = db.open_table(table)
+                _check_pinned(handle.schema, model, dim, uri)
+            else:
+                handle = db.create_table(table, schema=hot_schema(dim, model), exist_ok=True)
+                _check_pinned(handle.schema, model, dim, uri)
+                _create_scalar_indexes(handle)
+        except (EmbeddingModelMismatch, StoreNotWritable):
+            raise
+        except PermissionError as exc:
+            raise StoreNotWritable(f"The Hot store at {uri} is not writable: {exc}.") from exc
+        except OSError as exc:
+            if uri.startswith("s3://"):
+                raise StoreUnavailable(f"The Hot store at {uri} is unreachable: {exc}.") from exc
+            raise StoreNotWritable(f"The Hot store at {uri} cannot be opened: {exc}.") from exc
+        return cls(handle, dim, model)
+
+    def write(
+        self,
+        scope: Scope,
+        watermark: Watermark,
+        upserts: Sequence[tuple[MemoryRecord, Vector]],
+        removed: Iterable[str],
+    ) -> None:
+        """Apply one batch: upserts, removals and the new watermark, in a single commit."""
+        rows = [self._live_row(r, v, watermark.seq) for r, v in upserts]
+        rows += [self._marker_row(scope, rid, GONE, watermark) for rid in removed]
+        rows.append(self._marker_row(scope, watermark_id(scope), META, watermark, kind="watermark"))
+        data = pa.Table.from_pylist(rows, schema=self._table.schema)
+        (
+            self._table.merge_insert("id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute(data)
+        )
+
+    def load(self, scope: Scope) -> HotSnapshot:
+        """The scope's live records with their vectors, and its watermark."""
+        arrow = (
+            self._table.search()
+            .where(f"{scope_filter(scope)} AND state IN ('{LIVE}', '{META}')")
+            .limit(None)
+            .to_arrow()
+        )
+        watermark: Watermark | None = None
+        records: list[MemoryRecord] = []
+        keep: list[int] = []
+        for index, row in enumerate(arrow.drop_columns(["vector"]).to_pylist()):
+            if row["kind"] == "watermark":
+                watermark = Watermark(int(row["scope_pk"]), int(row["seq"]))
+                continue
+            records.append(_record_from_row(row))
+            keep.append(index)
+        vectors = _vectors(arrow.column("vector").take(pa.array(keep, type=pa.int64())), self.dim)
+        return HotSnapshot(records, vectors, watermark)
+
+    def search(self, scope: AnyScope, vector: Vector, limit: int) -> list[tuple[str, float]]:
+        """Cosine similarity search over the scope's live records: ``(id, cosine)`` best first."""
+        hits = (
+            self._table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
+            .distance_type("cosine")
+            .where(f"{scope_filter(scope)} AND state = '{LIVE}'", prefilter=True)
+            .select(["id"])
+            .limit(limit)
+            .to_list()
+        )
+        return [(h["id"], 1.0 - float(h["_distance"])) for h in hits]
+
+    def watermarks(self, scope: AnyScope | None = None) -> dict[Scope, Watermark]:
+        """Watermarks of every scope (start-up recovery) or of one agent / scope."""
+        where = f"kind = 'watermark' AND state = '{META}'"
+        if scope is not None:
+            where = f"{scope_filter(scope)} AND {where}"
+        rows = (
+            self._table.search()
+            .where(where)
+            .select(["agent_id", "conversation_id", "scope_pk", "seq"])
+            .limit(None)
+            .to_list()
+        )
+        return {
+            Scope(r["agent_id"], r["conversation_id"]): Watermark(int(r["scope_pk"]), int(r["seq"]))
+            for r in rows
+        }
+
+    def count(self, scope: AnyScope) -> int:
+        return int(self._table.count_rows(f"{scope_filter(scope)} AND state = '{LIVE}'"))
+
+    def purge(self, scope: AnyScope) -> int:
+        """Delete every row of the scope or agent (records, gone markers, watermark)."""
+        before = int(self._table.count_rows(scope_filter(scope)))
+        self._table.delete(scope_filter(scope))
+        return before
+
+    def replace_scope(
+        self, scope: Scope, watermark: Watermark, rows: Sequence[tuple[MemoryRecord, Vector]]
+    ) -> None:
+        """Rebuild a scope from scratch (its incarnation changed, or a repair)."""
+        self._table.delete(scope_filter(scope))
+        self.write(scope, watermark, rows, ())
+
+    def compact(self) -> dict[str, int]:
+        """Drop gone rows, merge small files, refresh indexes; returns row counts."""
+        gone = int(self._table.count_rows(f"state = '{GONE}'"))
+        if gone:
+            self._table.delete(f"state = '{GONE}'")
+        self._table.optimize()
+        return {"gone_rows_deleted": gone, "rows": int(self._table.count_rows())}
+
+    def _live_row(self, record: MemoryRecord, vector: Vector, seq: int) -> dict[str, Any]:
+        if vector.shape != (self.dim,):
+            raise ValueError(f"vector of shape {vector.shape}, store is {self.dim}-d")
+        return {
+            "id": record.id,
+            "agent_id": record.agent_id,
+            "conversation_id": record.conversation_id,
+            "kind": "fact",
+            "state": LIVE,
+            "scope_pk": None,
+            "seq": seq,
+            "entity": record.entity,
+            "content": record.content,
+            "tier": record.tier.value,
+            "weight0": record.weight0,
+            "anchor_turn": record.anchor_turn,
+            "k": record.k,
+            "importance": record.importance,
+            "related_entities": list(record.related_entities),
+            "source_turn_ids": list(record.source_turn_ids),
+            "valid_at": record.valid_at,
+            "valid_at_time": record.valid_at_time,
+            "created_at": record.created_at,
+            "expires_turn": None if math.isinf(record.expires_turn) else record.expires_turn,
+            "version": record.version,
+            "vector": vector,
+        }
+
+    def _marker_row(
+        self, scope: Scope, row_id: str, state: str, watermark: Watermark, kind: str = "fact"
+    ) -> dict[str, Any]:
+        return {
+            "id": row_id,
+            "agent_id": scope.agent_id,
+            "conversation_id": scope.conversation_id,
+            "kind": kind,
+            "state": state,
+            "scope_pk": watermark.scope_pk,
+            "seq": watermark.seq,
+            "vector": self._unit,
+        }
+
+
+def _check_pinned(schema: pa.Schema, model: str, dim: int, uri: str) -> None:
+    field = schema.field("vector")
+    stored_dim = field.type.list_size
+    stored_model = (schema.metadata or {}).get(MODEL_KEY, b"").decode() or None
+    if stored_dim != dim or (stored_model is not None and stored_model != model):
+        raise EmbeddingModelMismatch(
+            f"The Hot store at {uri} holds {stored_model or 'unknown-model'} ({stored_dim}-d) "
+            f"vectors; the configured embedder is {model} ({dim}-d)."
+        )
+
+
+def _create_scalar_indexes(table: Any) -> None:
+    from lancedb.index import Bitmap, BTree
+
+    for name, config in (
+        ("id", BTree()),
+        ("agent_id", BTree()),
+        ("conversation_id", BTree()),
+        ("state", Bitmap()),
+        ("kind", Bitmap()),
+        ("expires_turn", BTree()),
+    ):
+        table.create_index(name, config=config, replace=True)
+
+
+def _record_from_row(row: Mapping[str, Any]) -> MemoryRecord:
+    expires = row["expires_turn"]
+    return MemoryRecord(
+        id=row["id"],
+        agent_id=row["agent_id"],
+        conversation_id=row["conversation_id"],
+        entity=row["entity"],
+        content=row["content"],
+        tier=parse_tier(row["tier"]),
+        weight0=float(row["weight0"]),
+        anchor_turn=float(row["anchor_turn"]),
+        k=int(row["k"]),
+        importance=float(row["importance"]),
+        related_entities=tuple(row["related_entities"] or ()),
+        source_turn_ids=tuple(row["source_turn_ids"] or ()),
+        valid_at=float(row["valid_at"]),
+        valid_at_time=_aware(row["valid_at_time"]),
+        created_at=_aware(row["created_at"]),
+        expires_turn=math.inf if expires is None else float(expires),
+        version=int(row["version"]),
+    )
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _vectors(column: pa.ChunkedArray | pa.Array, dim: int) -> Vector:
+    if len(column) == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    flat = pa.concat_arrays(column.chunks) if isinstance(column, pa.ChunkedArray) else column
+    return np.asarray(flat.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(
+        -1, dim
+    )

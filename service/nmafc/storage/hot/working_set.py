@@ -1,0 +1,240 @@
+"""A scope's working set held in RAM: exact cosine search and the entity graph.
+
+Memory is bounded by design (decay prunes the working set), so a scope's live records fit
+in RAM, and a matrix product over them is both exact and faster than an approximate index
+on disk (≈ 2 ms for 33k vectors against ≈ 66 ms for LanceDB's scoped flat scan here). The
+cache is derived data: it is loaded from the Hot table and kept in step from the log, and
+it is keyed by the scope's incarnation so a purge-and-recreate never serves stale rows.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from nmafc.core.records import MemoryRecord
+from nmafc.core.scope import Scope
+
+Vector = npt.NDArray[np.float32]
+_RECORD_OVERHEAD_BYTES = 600  # rough size of a record object with its strings and indexes
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """One record's new state; ``vector`` may be None when its version did not change."""
+
+    record: MemoryRecord
+    vector: Vector | None
+
+
+class WorkingSet:
+    """Live records of one scope incarnation at log position ``seq``."""
+
+    def __init__(self, scope: Scope, scope_pk: int, dim: int) -> None:
+        self.scope = scope
+        self.scope_pk = scope_pk
+        self.seq = 0
+        self.dim = dim
+        self.records: dict[str, MemoryRecord] = {}
+        self.by_entity: dict[str, set[str]] = {}
+        self.linked_from: dict[str, set[str]] = {}
+        self._row_of: dict[str, int] = {}
+        self._ids: list[str | None] = []
+        self._free: list[int] = []
+        self._matrix = np.zeros((64, dim), dtype=np.float32)
+        self._alive = np.zeros(64, dtype=bool)
+        self.lock = threading.RLock()
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._matrix.nbytes + len(self.records) * _RECORD_OVERHEAD_BYTES)
+
+    def needs_vector(self, record: MemoryRecord) -> bool:
+        """True unless this exact version's vector is already held."""
+        current = self.records.get(record.id)
+        return current is None or current.version != record.version
+
+    def apply(self, updates: Iterable[Update], removed: Iterable[str], seq: int) -> None:
+        """Bring the set to log position ``seq``."""
+        with self.lock:
+            for record_id in removed:
+                self._remove(record_id)
+            for update in updates:
+                self._put(update.record, update.vector)
+            self.seq = seq
+
+    def search(self, query: Vector, limit: int) -> list[tuple[str, float]]:
+        """Exact cosine similarity (vectors are unit length): ``(id, cosine)`` best first."""
+        with self.lock:
+            n = len(self._ids)
+            if n == 0 or not self.records:
+                return []
+            scores = self._matrix[:n] @ np.asarray(query, dtype=np.float32)
+            scores[~self._alive[:n]] = -np.inf
+            k = min(limit, len(self.records))
+            top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+            top = top[np.argsort(-scores[top], kind="stable")]
+            return [(self._ids[i], float(scores[i])) for i in top if self._alive[i]][:limit]
+
+    def pairs_above(
+        self, record_ids: Iterable[str], threshold: float, chunk: int = 64
+    ) -> list[tuple[str, str, float]]:
+        """``(a, b, cosine)`` for each of ``record_ids`` and any other live record ≥ threshold.
+
+        Exact, in chunks of ``chunk`` queries so memory stays at ``chunk × n`` scores.
+        """
+        with self.lock:
+            rows = [(rid, self._row_of[rid]) for rid in record_ids if rid in self._row_of]
+            n = len(self._ids)
+            pairs: list[tuple[str, str, float]] = []
+            if n < 2:
+                return pairs
+            matrix = self._matrix[:n]
+            dead = ~self._alive[:n]
+            for start in range(0, len(rows), chunk):
+                part = rows[start : start + chunk]
+                scores = matrix[[row for _, row in part]] @ matrix.T
+                scores[:, dead] = -np.inf
+                for qi, (rid, own) in enumerate(part):
+                    scores[qi, own] = -np.inf
+                    for col in np.nonzero(scores[qi] >= threshold)[0]:
+                        other = self._ids[int(col)]
+                        if other is not None:
+                            pairs.append((rid, other, float(scores[qi, col])))
+            return pairs
+
+    def vector(self, record_id: str) -> Vector | None:
+        with self.lock:
+            row = self._row_of.get(record_id)
+            return None if row is None else self._matrix[row].copy()
+
+    def vectors(self, record_ids: Iterable[str]) -> dict[str, Vector]:
+        with self.lock:
+            return {
+                rid: self._matrix[self._row_of[rid]].copy()
+                for rid in record_ids
+                if rid in self._row_of
+            }
+
+    def neighbours(self, entities: Iterable[str]) -> set[str]:
+        """Ids of records about, or linking to, any of ``entities``."""
+        with self.lock:
+            found: set[str] = set()
+            for entity in entities:
+                found |= self.by_entity.get(entity, set())
+                found |= self.linked_from.get(entity, set())
+            return found
+
+    def _put(self, record: MemoryRecord, vector: Vector | None) -> None:
+        previous = self.records.get(record.id)
+        if previous is not None:
+            self._unindex(previous)
+        row = self._row_of.get(record.id)
+        if row is None:
+            if vector is None:
+                raise ValueError(f"no vector for new record {record.id}")
+            row = self._allocate(record.id)
+        if vector is not None:
+            self._matrix[row] = vector
+        self.records[record.id] = record
+        self.by_entity.setdefault(record.entity, set()).add(record.id)
+        for entity in record.related_entities:
+            self.linked_from.setdefault(entity, set()).add(record.id)
+
+    def _remove(self, record_id: str) -> None:
+        record = self.records.pop(record_id, None)
+        if record is not None:
+            self._unindex(record)
+        row = self._row_of.pop(record_id, None)
+        if row is not None:
+            self._alive[row] = False
+            self._ids[row] = None
+            self._free.append(row)
+
+    def _unindex(self, record: MemoryRecord) -> None:
+        _discard(self.by_entity, record.entity, record.id)
+        for entity in record.related_entities:
+            _discard(self.linked_from, entity, record.id)
+
+    def _allocate(self, record_id: str) -> int:
+        if self._free:
+            row = self._free.pop()
+            self._ids[row] = record_id
+        else:
+            row = len(self._ids)
+            if row >= len(self._matrix):
+                grown = np.zeros((len(self._matrix) * 2, self.dim), dtype=np.float32)
+                grown[: len(self._matrix)] = self._matrix
+                self._matrix = grown
+                alive = np.zeros(len(grown), dtype=bool)
+                alive[: len(self._alive)] = self._alive
+                self._alive = alive
+            self._ids.append(record_id)
+        self._alive[row] = True
+        self._row_of[record_id] = row
+        return row
+
+
+def _discard(index: dict[str, set[str]], key: str, record_id: str) -> None:
+    members = index.get(key)
+    if members is not None:
+        members.discard(record_id)
+        if not members:
+            del index[key]
+
+
+class WorkingSetCache:
+    """Least-recently-used working sets within a byte budget."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._sets: OrderedDict[Scope, WorkingSet] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_bytes > 0
+
+    def get(self, scope: Scope) -> WorkingSet | None:
+        with self._lock:
+            found = self._sets.get(scope)
+            if found is not None:
+                self._sets.move_to_end(scope)
+            return found
+
+    def put(self, working_set: WorkingSet) -> None:
+        with self._lock:
+            self._sets[working_set.scope] = working_set
+            self._sets.move_to_end(working_set.scope)
+            self._evict()
+
+    def drop(self, scopes: Iterable[Scope] | None = None) -> None:
+        with self._lock:
+            if scopes is None:
+                self._sets.clear()
+                return
+            for scope in scopes:
+                self._sets.pop(scope, None)
+
+    def drop_agent(self, agent_id: str) -> None:
+        with self._lock:
+            for scope in [s for s in self._sets if s.agent_id == agent_id]:
+                del self._sets[scope]
+
+    def nbytes(self) -> int:
+        with self._lock:
+            return sum(ws.nbytes for ws in self._sets.values())
+
+    def _evict(self) -> None:
+        total = sum(ws.nbytes for ws in self._sets.values())
+        while total > self.max_bytes and len(self._sets) > 1:
+            _, evicted = self._sets.popitem(last=False)
+            total -= evicted.nbytes

@@ -1,0 +1,58 @@
+"""Hot follows the log: written after each commit, reinforcement folded into the next write."""
+
+from __future__ import annotations
+
+from nmafc.core.scope import Scope
+from nmafc.engine.engine import MemoryEngine
+from nmafc.engine.recall import RecallOptions
+from nmafc.settings import Settings
+
+from .helpers import hot_state, log_state, say
+
+
+def test_reinforcement_updates_ram_now_and_lancedb_with_the_next_write(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    engine.remember(scope, [say("I keep bees."), say("The hive is on the roof.")])
+    version = engine.ctx.hot.store._table.version
+    result = engine.recall(scope, "bees", RecallOptions())
+    assert result.reinforced > 0
+    assert engine.ctx.hot.store._table.version == version  # no LanceDB commit per read
+    assert engine.working_set(scope) == log_state(engine, scope)  # RAM is current
+    assert scope in engine.ctx.hot.lagging()
+    engine.remember(scope, [say("I sold some honey.")])
+    assert engine.ctx.hot.store._table.version == version + 1  # one commit carries both
+    assert hot_state(engine, scope) == log_state(engine, scope)
+    assert engine.ctx.hot.lagging() == []
+
+
+def test_a_process_that_dies_before_flushing_is_replayed_on_open(
+    settings: Settings, shared_embedder: object
+) -> None:
+    scope = Scope("agent-lag", "c1")
+    first = MemoryEngine.open(settings, embedder=shared_embedder)  # type: ignore[arg-type]
+    first.remember(scope, [say("I keep bees.")])
+    first.recall(scope, "bees", RecallOptions())
+    assert hot_state(first, scope) != log_state(first, scope)
+    # Simulate a crash: drop the engine without close() (which would flush).
+    first.ctx.cold.close()
+    second = MemoryEngine.open(settings, embedder=shared_embedder)  # type: ignore[arg-type]
+    try:
+        assert hot_state(second, scope) == log_state(second, scope)
+    finally:
+        second.close()
+
+
+def test_lag_is_bounded(settings: Settings, shared_embedder: object) -> None:
+    bounded = settings.model_copy(
+        update={"hot": settings.hot.model_copy(update={"max_lag_events": 2})}
+    )
+    engine = MemoryEngine.open(bounded, embedder=shared_embedder)  # type: ignore[arg-type]
+    scope = Scope("agent-bound", "c1")
+    try:
+        engine.remember(scope, [say("I keep bees.")])
+        for _ in range(3):
+            engine.recall(scope, "bees", RecallOptions())
+        assert hot_state(engine, scope) == log_state(engine, scope)
+    finally:
+        engine.close()

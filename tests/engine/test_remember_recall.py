@@ -1,0 +1,88 @@
+"""Remember stores turns and facts; recall returns a budgeted, explained, reinforcing context."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from nmafc.core.scope import AgentScope, Scope
+from nmafc.engine.engine import MemoryEngine
+from nmafc.engine.recall import RecallOptions
+
+from .helpers import assert_consistent, say
+
+
+def test_remember_stores_every_message_as_a_turn_and_its_facts(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    result = engine.remember(scope, [say("I'm allergic to shellfish."), say("Noted!", "assistant")])
+    assert [t.turn for t in result.turns] == [1.0, 2.0]
+    assert result.turn == 2.0
+    assert len(result.added) == 2
+    assert result.added[0].source_turn_ids == (result.turns[0].id,)
+    assert result.added[0].valid_at == 1.0
+    assert result.added[1].valid_at == 2.0
+    assert engine.stats(scope).turns == 2
+    assert_consistent(engine, scope)
+
+
+def test_recall_finds_the_fact_within_budget_and_explains_why(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    engine.remember(
+        scope,
+        [
+            say("I'm allergic to shellfish."),
+            say("My sister Melanie paints landscapes."),
+            say("We went hiking in the Alps last summer."),
+        ],
+    )
+    result = engine.recall(scope, "what food allergy do I have?", RecallOptions(budget_tokens=200))
+    assert "shellfish" in result.context
+    assert result.tokens <= 200
+    top = result.hits[0]
+    assert top.kind == "fact"
+    assert "shellfish" in top.content
+    assert top.breakdown.vector is not None
+    assert top.breakdown.vector > 0.3
+    assert top.breakdown.weight == pytest.approx(math.exp(-0.005 * 2))  # said 2 turns ago
+    assert "vector" in top.breakdown.ranks
+    assert result.evidence_turn_ids
+
+
+def test_recall_reinforces_what_it_returned_in_one_batched_event(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    engine.remember(scope, [say("I'm allergic to shellfish."), say("I live in Boston.")])
+    before = engine.stats(scope).events
+    result = engine.recall(scope, "allergy", RecallOptions(budget_tokens=300))
+    after = engine.stats(scope).events
+    assert result.reinforced == len(result.fact_ids) > 0
+    assert after.get("reinforce", 0) == before.get("reinforce", 0) + 1
+    assert {engine.get(scope, rid).k for rid in result.fact_ids} == {1}
+    assert_consistent(engine, scope)
+
+
+def test_read_only_recall_changes_nothing(engine: MemoryEngine, scope: Scope) -> None:
+    engine.remember(scope, [say("I'm allergic to shellfish.")])
+    before = (engine.stats(scope).events, engine.ctx.hot.store._table.version)
+    result = engine.recall(scope, "allergy", RecallOptions(reinforce=False))
+    assert result.reinforced == 0
+    assert (engine.stats(scope).events, engine.ctx.hot.store._table.version) == before
+
+
+def test_recall_of_an_unknown_scope_is_empty_not_an_error(engine: MemoryEngine) -> None:
+    result = engine.recall(Scope("nobody", "nothing"), "anything")
+    assert (result.context, result.hits) == ("", [])
+
+
+def test_agent_wide_recall_spans_conversations_but_never_agents(engine: MemoryEngine) -> None:
+    engine.remember(Scope("agent-x", "monday"), [say("I adopted a cat named Luna.")])
+    engine.remember(Scope("agent-x", "tuesday"), [say("Luna knocked over a vase.")])
+    engine.remember(Scope("agent-y", "monday"), [say("My cat Luna is grey.")])
+    wide = engine.recall(AgentScope("agent-x"), "Luna the cat", RecallOptions(reinforce=False))
+    owners = {h.record.conversation_id for h in wide.hits if h.record}
+    assert owners == {"monday", "tuesday"}
+    assert all(h.record.agent_id == "agent-x" for h in wide.hits if h.record)
+    assert "grey" not in wide.context

@@ -1,0 +1,136 @@
+"""The Cold ROM on SQLite and PostgreSQL: keyword search, the log, scoping."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from nmafc.core.events import Event, EventKind
+from nmafc.core.scope import AgentScope, Scope
+from nmafc.storage.cold import ColdStore
+from nmafc.storage.cold.keyword import FactFilter
+from nmafc.storage.cold.turns_repo import NewTurn
+
+from ..core.factories import T0, record
+
+A = Scope("agent-a", "c1")
+A2 = Scope("agent-a", "c2")
+B = Scope("agent-b", "c1")
+
+
+@pytest.fixture
+def store(cold_uri: str) -> Iterator[ColdStore]:
+    opened = ColdStore.open(cold_uri)
+    yield opened
+    opened.close()
+
+
+def _add_facts(store: ColdStore, scope: Scope, *contents: str) -> list[str]:
+    records = [
+        record(
+            agent_id=scope.agent_id, conversation_id=scope.conversation_id, content=c, entity=c[:20]
+        )
+        for c in contents
+    ]
+    with store.write() as s:
+        row = s.scopes.lock(scope)
+        s.facts.insert_versions(row, records, {r.id: np.ones(4, np.float32) for r in records})
+    return [r.id for r in records]
+
+
+def test_keyword_search_is_an_or_of_stemmed_terms(store: ColdStore) -> None:
+    ids = _add_facts(
+        store,
+        A,
+        "Melanie is allergic to peanuts",
+        "Caroline went to an LGBTQ support group",
+        "The weather was nice",
+    )
+    with store.read() as s:
+        hits = s.search.facts(A, "peanut allergy")
+    assert [r.id for r, _ in hits] == [ids[0]]
+    with store.read() as s:
+        ranked = s.search.facts(A, "Caroline support peanuts")
+    assert {r.id for r, _ in ranked} == {ids[0], ids[1]}
+    assert ranked[0][1] >= ranked[-1][1]
+
+
+def test_keyword_search_never_crosses_scopes(store: ColdStore) -> None:
+    _add_facts(store, A, "Alice likes sushi")
+    _add_facts(store, A2, "Alice likes sushi in another conversation")
+    other = _add_facts(store, B, "Bob likes sushi")
+    with store.read() as s:
+        in_a = s.search.facts(A, "sushi")
+        agent_wide = s.search.facts(AgentScope("agent-a"), "sushi")
+        in_b = s.search.facts(B, "sushi")
+    assert len(in_a) == 1
+    assert len(agent_wide) == 2
+    assert [r.id for r, _ in in_b] == other
+
+
+def test_invalidated_versions_are_hidden_unless_asked_for(store: ColdStore) -> None:
+    (rid,) = _add_facts(store, A, "Alice lives in Paris")
+    with store.write() as s:
+        current = s.facts.current(A, [rid])[rid]
+        s.facts.update_state(
+            A, [current.evolve(invalid_at=5.0, invalid_at_time=T0, invalid_reason="override")]
+        )
+    with store.read() as s:
+        assert s.search.facts(A, "Paris") == []
+        assert len(s.search.facts(A, "Paris", where=FactFilter(include_invalidated=True))) == 1
+        assert len(s.search.facts(A, "Paris", where=FactFilter(as_of=1.0))) == 1
+        assert s.search.facts(A, "Paris", where=FactFilter(as_of=5.0)) == []
+
+
+def test_turn_search_hides_retracted_turns(store: ColdStore) -> None:
+    with store.write() as s:
+        row = s.scopes.lock(A)
+        s.turns.insert(
+            row,
+            [
+                NewTurn(1, "user", "Caroline", "I adopted a puppy named Oscar", T0),
+                NewTurn(2, "user", "Caroline", "Oscar loves the beach", T0),
+            ],
+        )
+    with store.read() as s:
+        assert len(s.search.turns(A, "Oscar")) == 2
+    with store.write() as s:
+        assert s.turns.retract_after(A, 1) == 1
+    with store.read() as s:
+        assert [t.content for t, _ in s.search.turns(A, "Oscar")] == [
+            "I adopted a puppy named Oscar"
+        ]
+
+
+def test_events_append_in_sequence_and_replay_by_turn(store: ColdStore) -> None:
+    r1, r2 = (
+        record(agent_id="agent-a", conversation_id="c1"),
+        record(agent_id="agent-a", conversation_id="c1"),
+    )
+    with store.write() as s:
+        row = s.scopes.lock(A)
+        stored, seq = s.events.append(
+            row, [Event(EventKind.ADD, 1, (r1,), r1.id), Event(EventKind.ADD, 4, (r2,), r2.id)]
+        )
+        s.scopes.advance(row, turn=4, seq=seq)
+    assert [e.seq for e in stored] == [1, 2]
+    assert stored[0].id < stored[1].id
+    with store.read() as s:
+        assert [e.upserts[0].id for e in s.events.since(A, 1)] == [r2.id]
+        assert [e.upserts[0].id for e in s.events.through_turn(A, 3)] == [r1.id]
+        assert s.scopes.get(A).seq == 2  # type: ignore[union-attr]
+        assert s.events.for_record(A, r2.id)[0].kind is EventKind.ADD
+
+
+def test_event_ids_are_never_reused_after_a_purge(store: ColdStore) -> None:
+    r = record(agent_id="agent-a", conversation_id="c1")
+    with store.write() as s:
+        row = s.scopes.lock(A)
+        stored, _ = s.events.append(row, [Event(EventKind.ADD, 1, (r,), r.id)])
+    with store.write() as s:
+        s.events.delete(A)
+        s.scopes.delete(A)
+        tombstone = s.events.append_tombstone(A, {"deleted": {"events": 1}})
+    assert tombstone > stored[0].id

@@ -1,0 +1,130 @@
+"""The LanceDB Hot store: cosine search, scoping, batched writes, pinned model, S3."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nmafc.core.scope import AgentScope, Scope
+from nmafc.errors import EmbeddingModelMismatch
+from nmafc.storage.hot.lance import HotStore, Watermark, storage_options
+
+from ..conftest import S3Server
+from ..core.factories import record
+
+DIM = 8
+A = Scope("agent-a", "c1")
+B = Scope("agent-b", "c1")
+
+
+def _unit(*values: float) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[: len(values)] = values
+    return v / np.linalg.norm(v)
+
+
+def _rec(scope: Scope, **fields: object):  # type: ignore[no-untyped-def]
+    return record(agent_id=scope.agent_id, conversation_id=scope.conversation_id, **fields)
+
+
+def _open(uri: str, **options: str) -> HotStore:
+    return HotStore.open(
+        uri, table="memories", model="test-model", dim=DIM, options=options or None
+    )
+
+
+def test_search_is_cosine_not_l2_with_a_pinned_value(tmp_path: Path) -> None:
+    store = _open(str(tmp_path / "hot"))
+    # Same direction, different length: cosine 1.0 where L2 would rank it far away.
+    a = _rec(A, content="x")
+    b = _rec(A, content="y")
+    store.write(A, Watermark(1, 1), [(a, _unit(1, 0) * 5), (b, _unit(0.6, 0.8))], ())
+    hits = dict(store.search(A, _unit(1, 0), limit=5))
+    assert hits[a.id] == pytest.approx(1.0, abs=1e-6)
+    assert hits[b.id] == pytest.approx(0.6, abs=1e-6)
+
+
+def test_every_query_is_scoped(tmp_path: Path) -> None:
+    store = _open(str(tmp_path / "hot"))
+    mine, theirs = _rec(A), _rec(B)
+    store.write(A, Watermark(1, 1), [(mine, _unit(1))], ())
+    store.write(B, Watermark(2, 1), [(theirs, _unit(1))], ())
+    assert [h for h, _ in store.search(A, _unit(1), 10)] == [mine.id]
+    assert [r.id for r in store.load(B).records] == [theirs.id]
+    assert store.count(AgentScope("agent-a")) == 1
+    assert set(store.watermarks()) == {A, B}
+    assert store.watermarks(A) == {A: Watermark(1, 1)}
+
+
+def test_a_write_is_one_commit_carrying_rows_removals_and_watermark(tmp_path: Path) -> None:
+    store = _open(str(tmp_path / "hot"))
+    first = [(_rec(A), _unit(1, i)) for i in range(20)]
+    store.write(A, Watermark(1, 20), first, ())
+    version = store._table.version
+    replaced = first[0][0].evolve(k=3)
+    store.write(A, Watermark(1, 23), [(replaced, first[0][1])], [first[1][0].id, first[2][0].id])
+    assert store._table.version == version + 1
+    snapshot = store.load(A)
+    assert len(snapshot.records) == 18
+    assert snapshot.watermark == Watermark(1, 23)
+    assert {r.id: r.k for r in snapshot.records}[replaced.id] == 3
+    assert snapshot.vectors.shape == (18, DIM)
+    assert store.compact()["gone_rows_deleted"] == 2
+    assert len(store.load(A).records) == 18
+
+
+def test_loaded_records_round_trip_every_field(tmp_path: Path) -> None:
+    store = _open(str(tmp_path / "hot"))
+    original = _rec(A, related_entities=("melanie",), source_turn_ids=(3, 9), k=2, importance=0.7)
+    store.write(A, Watermark(1, 1), [(original, _unit(1))], ())
+    (loaded,) = store.load(A).records
+    assert loaded == original
+
+
+def test_opening_with_another_model_or_dimension_is_refused(tmp_path: Path) -> None:
+    uri = str(tmp_path / "hot")
+    _open(uri)
+    with pytest.raises(EmbeddingModelMismatch, match="NMAFC_EMBEDDING_MODEL"):
+        HotStore.open(uri, table="memories", model="other-model", dim=DIM)
+    with pytest.raises(EmbeddingModelMismatch):
+        HotStore.open(uri, table="memories", model="test-model", dim=DIM * 2)
+
+
+def test_purge_removes_a_scope_or_a_whole_agent(tmp_path: Path) -> None:
+    store = _open(str(tmp_path / "hot"))
+    store.write(A, Watermark(1, 1), [(_rec(A), _unit(1))], ())
+    store.write(
+        Scope("agent-a", "c2"), Watermark(3, 1), [(_rec(Scope("agent-a", "c2")), _unit(1))], ()
+    )
+    store.write(B, Watermark(2, 1), [(_rec(B), _unit(1))], ())
+    assert store.purge(A) == 2  # the record and the watermark row
+    assert store.count(AgentScope("agent-a")) == 1
+    store.purge(AgentScope("agent-a"))
+    assert store.count(AgentScope("agent-a")) == 0
+    assert store.count(B) == 1
+
+
+@pytest.mark.s3
+def test_the_same_store_works_on_s3(s3_server: S3Server) -> None:
+    options = storage_options(
+        endpoint=s3_server.endpoint,
+        region=s3_server.region,
+        access_key_id=s3_server.access_key,
+        secret_access_key=s3_server.secret_key,
+        allow_http=True,
+    )
+    store = HotStore.open(
+        s3_server.uri("hot-unit"), table="memories", model="test-model", dim=DIM, options=options
+    )
+    a, b = _rec(A), _rec(A)
+    store.write(A, Watermark(1, 2), [(a, _unit(1, 0)), (b, _unit(0.6, 0.8))], ())
+    hits = dict(store.search(A, _unit(1, 0), limit=5))
+    assert hits[b.id] == pytest.approx(0.6, abs=1e-6)
+    reopened = HotStore.open(
+        s3_server.uri("hot-unit"), table="memories", model="test-model", dim=DIM, options=options
+    )
+    assert reopened.load(A).watermark == Watermark(1, 2)
+    assert not math.isnan(hits[a.id])

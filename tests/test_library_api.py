@@ -1,0 +1,99 @@
+"""The library API as a user meets it: SyncMemory, Memory, and the README example."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nmafc import Memory, SyncMemory
+from nmafc.engine.engine import MemoryEngine
+from nmafc.errors import InvalidInput
+from nmafc.settings import Settings
+
+README_EXAMPLE = """
+from nmafc import SyncMemory
+
+with SyncMemory(agent_id="support-bot", conversation_id="alice") as memory:
+    memory.remember([
+        {"role": "user", "content": "I'm allergic to shellfish.",
+         "timestamp": "2024-03-01T12:00:00Z"},
+        {"role": "assistant", "content": "Noted - no shellfish."},
+    ])
+    print(memory.recall("what can't I eat?").context)
+"""
+
+
+def test_the_readme_example_runs_offline_into_the_data_dir(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "NMAFC_", "AWS_"))}
+    env.update(
+        NMAFC_DATA_DIR=str(data),
+        HF_HUB_OFFLINE="1",
+        no_proxy="*",
+        HTTPS_PROXY="http://127.0.0.1:9",
+        HTTP_PROXY="http://127.0.0.1:9",
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", README_EXAMPLE],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "shellfish" in out.stdout
+    assert "<FACTS>" in out.stdout
+    assert (data / "cold.db").exists()
+    assert (data / "hot").is_dir()
+    assert list(workdir.iterdir()) == []  # nothing written into the current folder
+
+
+def test_sync_memory_accepts_strings_dicts_and_captions(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    with SyncMemory("agent", "c1", settings=settings) as memory:
+        result = memory.remember(
+            [
+                "plain string from the user",
+                {
+                    "speaker": "Melanie",
+                    "content": "Look at this!",
+                    "blip_caption": "a photo of a sunset",
+                },
+            ]
+        )
+        assert [t.speaker for t in result.turns] == ["user", "Melanie"]
+        assert "sunset" in memory.recall("sunset photo", reinforce=False).context
+        other = memory.scope("c2")
+        other.remember("something else")
+        assert other.engine is memory.engine
+        assert len(memory.recall("something", scope="agent", reinforce=False).hits) >= 2
+        with pytest.raises(InvalidInput, match="content"):
+            memory.remember({"role": "user"})
+
+
+def test_async_memory_runs_operations_concurrently(tmp_path: Path) -> None:
+    async def scenario() -> list[int]:
+        async with Memory("agent", "c1", settings=Settings(data_dir=tmp_path)) as memory:
+            conversations = [memory.scope(f"c{i}") for i in range(4)]
+            await asyncio.gather(*(m.remember(f"fact {i}") for i, m in enumerate(conversations)))
+            stats = await asyncio.gather(*(m.stats() for m in conversations))
+            return [s.turns for s in stats]
+
+    assert asyncio.run(scenario()) == [1, 1, 1, 1]
+
+
+def test_inline_maintenance_runs_when_due(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, consolidation={"every_turns": 3})  # type: ignore[arg-type]
+    engine = MemoryEngine.open(settings)
+    memory = SyncMemory("agent", "c1", engine=engine)
+    memory.remember(["a", "b", "c"])
+    assert not engine.maintenance_due(memory.scope_id)
+    engine.close()
