@@ -81,10 +81,13 @@ def cold_uri(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def settings(tmp_path: Path, cold_uri: str) -> Settings:
+    # Engine and storage tests pin mechanics (one fact per message keeps counts exact);
+    # the rule-based extractor has its own tests in tests/core/extraction.
     return Settings(
         data_dir=tmp_path,
         cold={"uri": cold_uri},  # type: ignore[arg-type]
         consolidation={"inline": False},  # type: ignore[arg-type]
+        extractor="verbatim",
     )
 
 

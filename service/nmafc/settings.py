@@ -147,6 +147,22 @@ class ConsolidationSettings(BaseModel):
     )
 
 
+class ExtractionSettings(BaseModel):
+    """How facts are drawn from messages when no LLM extractor is used."""
+
+    min_importance: float = Field(
+        0.3, ge=0.0, le=1.0, description="Sentences scoring below this are not remembered."
+    )
+    max_facts_per_message: int = Field(12, ge=1, description="Most facts kept from one message.")
+    override_min_cosine: float = Field(
+        0.3,
+        ge=-1.0,
+        le=1.0,
+        description="An extracted fact overrides an older one of the same attribute only if "
+        "their embeddings are at least this similar.",
+    )
+
+
 class RetrievalSettings(BaseModel):
     """Defaults for recall; a named preset picks the ranking policy."""
 
@@ -167,6 +183,11 @@ class Settings(BaseSettings):
     data_dir: Path | None = Field(
         None, description="Where embedded stores live. Default: the per-user data directory."
     )
+    extractor: Literal["rules", "verbatim"] = Field(
+        "rules",
+        description="rules: LLM-free fact extraction; verbatim: one fact per message as said.",
+    )
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     hot: HotSettings = Field(default_factory=HotSettings)
     cold: ColdSettings = Field(default_factory=ColdSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)

@@ -1,40 +1,69 @@
-"""Rendering fills the token budget with dated facts and source turns, never more."""
+"""Rendering packs ranked facts and source turns into the budget, never more."""
 
-from nmafc.core.rendering import SourceTurn, fact_line, render
+from nmafc.core.lifecycle import InvalidReason, invalidate
+from nmafc.core.rendering import Candidate, Hydration, best_lines, fact_line, render
 from nmafc.core.turns import Turn
 from nmafc.embedding.tokens import default_counter
 
 from .factories import T0, record
+
+COUNT = default_counter().count
 
 
 def _turn(i: int, text: str) -> Turn:
     return Turn(i, "a", "c", float(i), "user", "Caroline", text, occurred_at=T0)
 
 
-def test_fact_lines_carry_their_validity_window_and_date() -> None:
-    line = fact_line(record(valid_at=3))
-    assert line.endswith("(valid: turn 3, 8 May 2023 – present)")
+def test_a_valid_fact_says_when_it_was_learnt_and_a_closed_one_its_window() -> None:
+    assert fact_line(record(content="Caroline lives in Paris.")) == (
+        "- [8 May 2023] Caroline lives in Paris."
+    )
+    closed = invalidate(record(content="Caroline lives in Paris."), 9, T0, InvalidReason.OVERRIDE)
+    assert fact_line(closed) == "- [8 May 2023 → 8 May 2023, override] Caroline lives in Paris."
 
 
-def test_render_respects_the_budget_and_reports_what_it_showed() -> None:
-    count = default_counter().count
-    facts = [record(content=f"Fact number {i} about a long and winding topic") for i in range(50)]
-    sources = [SourceTurn(_turn(i, "word " * 40)) for i in range(10)]
-    for budget in (60, 200, 1000):
-        out = render(facts, sources, budget_tokens=budget, count=count)
+def test_the_budget_is_never_exceeded() -> None:
+    facts = [Candidate(record=record(content=f"Fact {i} " + "word " * 12)) for i in range(60)]
+    turns = [Candidate(turn=_turn(i, "Some sentence here. " * 8)) for i in range(20)]
+    for budget in (40, 200, 1000):
+        out = render([*facts, *turns], budget_tokens=budget, count=COUNT)
         assert out.tokens <= budget
-        assert out.tokens == count(out.text)
-    out = render(facts, sources, budget_tokens=1000, count=count)
-    assert out.text.startswith("<FACTS>")
-    assert "<SOURCES>" in out.text
-    assert out.fact_ids == [f.id for f in facts[: len(out.fact_ids)]]
-    assert out.turn_ids
-    assert all(isinstance(t, int) for t in out.turn_ids)
+        assert out.tokens == COUNT(out.text)
 
 
-def test_unused_source_budget_goes_back_to_facts() -> None:
-    count = default_counter().count
-    facts = [record(content=f"Fact {i} " + "detail " * 10) for i in range(40)]
-    with_sources = render(facts, [SourceTurn(_turn(1, "short"))], budget_tokens=400, count=count)
-    facts_only = render(facts, [], budget_tokens=400, count=count)
-    assert len(with_sources.fact_ids) >= len(facts_only.fact_ids) - 1
+def test_top_facts_bring_their_source_turns_whole_and_facts_cover_their_turns() -> None:
+    source = _turn(7, "I went to the support group yesterday. It was powerful. Really.")
+    fact = record(content="Caroline went to the support group.", source_turn_ids=(7,))
+    later = _turn(9, "Unrelated chatter. The beach was lovely at sunset. More chatter.")
+    out = render(
+        [Candidate(record=fact, sources=(source,)), Candidate(turn=later)],
+        budget_tokens=400,
+        count=COUNT,
+        query_terms=["beach"],
+        hydration=Hydration(full_turns=1),
+    )
+    assert out.fact_ids == [fact.id]
+    assert out.turn_ids == [7, 9]
+    assert "It was powerful. Really." in out.text  # hydrated whole
+    assert "The beach was lovely at sunset." in out.text
+    assert "Unrelated" not in out.text
+    assert set(out.covered_turn_ids) == {7, 9}
+
+
+def test_a_turn_a_chosen_fact_stands_in_for_is_not_repeated_as_a_trimmed_source() -> None:
+    fact = record(content="Caroline adopted a dog.", source_turn_ids=(3,))
+    out = render(
+        [Candidate(record=fact), Candidate(turn=_turn(3, "I adopted a dog. His name is Rex."))],
+        budget_tokens=400,
+        count=COUNT,
+        hydration=Hydration(full_turns=0),
+    )
+    assert out.turn_ids == []
+    assert out.covered_turn_ids == [3]
+
+
+def test_best_lines_keep_the_matching_sentences_in_order() -> None:
+    text = "We went out. The museum had dinosaurs. Then lunch. Dinosaurs are cool."
+    assert best_lines(text, ["dinosaurs", "museum"], 2) == (
+        "The museum had dinosaurs. … Dinosaurs are cool."
+    )

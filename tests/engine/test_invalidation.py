@@ -7,6 +7,7 @@ from nmafc.core.scope import Scope
 from nmafc.core.tiers import Tier
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions
+from nmafc.settings import Settings
 
 from .helpers import assert_consistent, say
 
@@ -76,3 +77,26 @@ def test_forget_removes_a_memory_from_recall_but_not_from_history(
     assert "4321" not in engine.recall(scope, "PIN", RecallOptions(reinforce=False)).context
     assert engine.history(scope, added.id).versions[-1].invalid_reason == "deleted"
     assert_consistent(engine, scope)
+
+
+def test_extracted_attribute_changes_invalidate_the_old_value(
+    settings: Settings, shared_embedder: object
+) -> None:
+    rules = settings.model_copy(update={"extractor": "rules"})
+    engine = MemoryEngine.open(rules, embedder=shared_embedder)  # type: ignore[arg-type]
+    scope = Scope("agent-moves", "c1")
+    try:
+        first = engine.remember(scope, [say("I live in Paris with my two cats.")])
+        moved = engine.remember(scope, [say("Big news: I just moved to Berlin!")])
+        (old,) = first.added
+        assert [r.id for r in moved.invalidated] == [old.id]
+        assert engine.get(scope, old.id).invalid_reason == "override"
+        facts = engine.recall(scope, "Where does Caroline live?").context.split("</FACTS>")[0]
+        assert "Berlin" in facts
+        assert "Paris" not in facts
+        history = engine.recall(
+            scope, "Where does Caroline live?", RecallOptions(as_of=1, reinforce=False)
+        )
+        assert "Paris" in history.context
+    finally:
+        engine.close()

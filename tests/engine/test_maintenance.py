@@ -113,3 +113,21 @@ def test_recall_never_filters_by_weight(engine: MemoryEngine, scope: Scope) -> N
     hit = next(h for h in result.hits if "teal" in h.content)
     assert hit.breakdown.weight == pytest.approx(np.exp(-0.005 * 400), rel=1e-6)
     assert "teal" in result.context
+
+
+def test_faded_facts_are_still_recalled_by_meaning_but_ranked_by_their_weight(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    engine.ingest(scope, [FactDraft("Caroline is training for a marathon", "caroline_goal")])
+    let_turns_pass(engine, scope, 500)
+    report = engine.maintain(scope)
+    assert report.archived == 1
+    assert engine.working_set(scope) == {}
+    result = engine.recall(scope, "What sport is Caroline preparing for?", RecallOptions())
+    hit = next(h for h in result.hits if "marathon" in h.content)
+    assert hit.breakdown.vector is not None
+    assert hit.breakdown.weight is not None
+    assert hit.breakdown.weight <= engine.settings.decay.w_prune + 1e-9
+    assert result.reinforced == 0  # the archive is read, not revived
+    hidden = engine.recall(scope, "What sport?", RecallOptions(include_archived=False))
+    assert "marathon" not in hidden.context

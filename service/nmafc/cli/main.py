@@ -42,6 +42,25 @@ def _parser() -> argparse.ArgumentParser:
     catalogue = sub.add_parser("errors", help="list every error with its fix")
     catalogue.set_defaults(run=_errors)
 
+    evaluate = sub.add_parser("eval", help="retrieval quality on long-conversation benchmarks")
+    eval_sub = evaluate.add_subparsers(title="datasets")
+    locomo = eval_sub.add_parser("locomo", help="LoCoMo: evidence recall, answer reachability")
+    locomo.add_argument("--data", required=True, type=Path, help="locomo10.json-format file")
+    locomo.add_argument("--arms", default="nmafc,rag,bm25")
+    locomo.add_argument("--budget", default="1000", help="tokens; a comma list sweeps budgets")
+    locomo.add_argument("--out", required=True, type=Path)
+    locomo.add_argument("--conversations", default=None, help="sample ids, comma-separated")
+    locomo.add_argument("--preset", default=None, help="retrieval preset (default: settings)")
+    locomo.set_defaults(run=_eval_locomo)
+    lme = eval_sub.add_parser("longmemeval", help="LongMemEval: session and turn recall")
+    lme.add_argument("--data", required=True, type=Path, help="longmemeval_*.json(.gz)")
+    lme.add_argument("--arms", default="nmafc,rag,bm25")
+    lme.add_argument("--out", required=True, type=Path)
+    lme.add_argument("--limit", type=int, default=None, help="first N questions only")
+    lme.add_argument("--budget", type=int, default=1000)
+    lme.add_argument("--preset", default=None)
+    lme.set_defaults(run=_eval_longmemeval)
+
     bench = sub.add_parser("bench", help="performance benchmarks")
     bench_sub = bench.add_subparsers(title="benchmarks")
     engine = bench_sub.add_parser("engine", help="maintenance pass, recall latency, memory")
@@ -90,6 +109,36 @@ def error_catalogue() -> str:
     for cls in errors.catalogue():
         lines.append(f"| `{cls.code}` | {cls.status} | {cls.title} | {cls.default_fix} |")
     return "\n".join(lines)
+
+
+def _eval_locomo(args: argparse.Namespace) -> int:
+    from nmafc.evaluation.runner import run_locomo
+
+    run_locomo(
+        args.data,
+        out=args.out,
+        arms=args.arms,
+        budget=args.budget,
+        conversations=args.conversations,
+        preset=args.preset,
+    )
+    print((args.out / "summary.md").read_text())
+    return 0
+
+
+def _eval_longmemeval(args: argparse.Namespace) -> int:
+    from nmafc.evaluation.runner import run_longmemeval
+
+    run_longmemeval(
+        args.data,
+        out=args.out,
+        arms=args.arms,
+        limit=args.limit,
+        budget=args.budget,
+        preset=args.preset,
+    )
+    print((args.out / "summary.md").read_text())
+    return 0
 
 
 def _bench_engine(args: argparse.Namespace) -> int:

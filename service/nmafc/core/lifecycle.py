@@ -21,7 +21,7 @@ class InvalidReason(StrEnum):
     OVERRIDE = "override"
     """A newer fact contradicted it."""
     ARCHIVED = "archived"
-    """An ActiveContext record decayed to the prune line; searchable with include_archived."""
+    """An ActiveContext record decayed to the prune line; still recalled from the archive."""
     EXPIRED = "expired"
     """An EphemeralState record decayed to the prune line."""
     MERGED = "merged"
@@ -32,6 +32,15 @@ class InvalidReason(StrEnum):
     """Forgotten on request."""
     ROLLED_BACK = "rolled_back"
     """Created after the turn a rollback returned to."""
+
+
+# Records that faded rather than being contradicted or removed: still true, only cold.
+DECAYED = frozenset({InvalidReason.ARCHIVED.value, InvalidReason.EXPIRED.value})
+
+
+def is_decayed(record: MemoryRecord) -> bool:
+    """True for a record that left the working set by decay (it stays in the archive)."""
+    return record.invalid_reason in DECAYED
 
 
 def reinforce(record: MemoryRecord, now: float, params: DecayParams) -> MemoryRecord:

@@ -21,9 +21,18 @@ class RetrievalConfig(BaseModel):
     max_hops: int = Field(2, ge=0, le=4, description="Spreading activation depth.")
     graph_seeds: int = Field(5, ge=0, description="Top vector hits the graph walk starts from.")
     graph_limit: int = Field(30, ge=0, description="Most records spreading activation adds.")
+    graph_max_fanout: int = Field(
+        25, ge=1, description="Entities linked to more records than this are not walked."
+    )
     rrf_k: int = Field(60, ge=1, description="Reciprocal Rank Fusion constant.")
     list_weights: dict[str, float] = Field(
-        default_factory=lambda: {"vector": 1.0, "keyword": 1.0, "turns": 1.0, "graph": 0.5},
+        default_factory=lambda: {
+            "vector": 1.0,
+            "keyword": 1.0,
+            "turns": 1.0,
+            "dates": 1.0,
+            "graph": 0.5,
+        },
         description="Weight of each ranked list in fusion.",
     )
     weight_influence: float = Field(
@@ -33,22 +42,24 @@ class RetrievalConfig(BaseModel):
         description="How much a fact's decayed weight scales its fused score "
         "(a bounded multiplier: score · (1 − m + m·w)); never a filter.",
     )
-    rerank_top_k: int = Field(20, ge=1, description="Candidates kept after fusion.")
-    hydrate_full_turns: int = Field(3, ge=0, description="Best source turns shown whole.")
-    hydrate_trimmed_turns: int = Field(
-        6, ge=0, description="Further source turns shown as their best-matching sentences."
+    rerank_top_k: int = Field(
+        60,
+        ge=1,
+        description="Candidates kept after fusion; the renderer packs them in order until "
+        "the budget is full (compact facts make 1,000 tokens hold several dozen).",
     )
-    hydrate_lines: int = Field(1, ge=1, description="Sentences kept from a trimmed turn.")
+    hydrate_full_turns: int = Field(3, ge=0, description="Best source turns shown whole.")
+    hydrate_lines: int = Field(
+        1, ge=1, description="Sentences kept from a later turn hit (graded hydration)."
+    )
     source_share: float = Field(
-        0.5, ge=0.0, le=1.0, description="Share of the budget reserved for source turns."
+        0.4, ge=0.0, le=1.0, description="Most of the budget source turns may take."
     )
 
 
 PRESETS: dict[str, RetrievalConfig] = {
     "default": RetrievalConfig(),
-    "facts_only": RetrievalConfig(
-        turn_top_k=0, hydrate_full_turns=0, hydrate_trimmed_turns=0, source_share=0.0
-    ),
+    "facts_only": RetrievalConfig(turn_top_k=0, hydrate_full_turns=0, source_share=0.0),
     "no_graph": RetrievalConfig(max_hops=0, graph_limit=0),
     "vector_only": RetrievalConfig(keyword_top_k=0, turn_top_k=0, max_hops=0, graph_limit=0),
     "keyword_only": RetrievalConfig(vector_top_k=0, max_hops=0, graph_limit=0),

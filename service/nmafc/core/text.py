@@ -43,9 +43,21 @@ def keyword_terms(text: str, limit: int = 24) -> list[str]:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'A-Z0-9])|\n+")
 
 
+_ABBREVIATION = re.compile(
+    r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St|Mt|vs|etc|e\.g|i\.e|approx|No|Fig)\.$", re.IGNORECASE
+)
+
+
 def sentences(text: str) -> list[str]:
-    """Split prose into sentences (good enough for chat: ., !, ? and line breaks)."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    """Split prose into sentences (chat-grade: ., !, ?, line breaks; common abbreviations kept)."""
+    parts = [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    merged: list[str] = []
+    for part in parts:
+        if merged and _ABBREVIATION.search(merged[-1]):
+            merged[-1] = f"{merged[-1]} {part}"
+        else:
+            merged.append(part)
+    return merged
 
 
 def stem(word: str) -> str:

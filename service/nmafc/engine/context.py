@@ -12,6 +12,7 @@ from nmafc.core.events import Event
 from nmafc.core.extraction import Extractor
 from nmafc.core.scope import Scope
 from nmafc.embedding.base import Embedder
+from nmafc.engine.archive import Archive
 from nmafc.engine.changes import ChangeSet
 from nmafc.engine.hot_tier import HotTier
 from nmafc.engine.locks import ScopeLocks
@@ -27,6 +28,7 @@ class EngineContext:
     settings: Settings
     cold: ColdStore
     hot: HotTier
+    archive: Archive
     embedder: Embedder
     extractor: Extractor
     locks: ScopeLocks

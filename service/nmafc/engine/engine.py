@@ -16,6 +16,7 @@ from pathlib import Path
 from nmafc.core.decay import weight_at
 from nmafc.core.events import Event
 from nmafc.core.extraction import Extractor, VerbatimExtractor
+from nmafc.core.extraction.rule_based import ExtractionConfig, RuleExtractor
 from nmafc.core.facts import FactDraft
 from nmafc.core.records import MemoryRecord
 from nmafc.core.retrieval import RetrievalConfig, preset
@@ -24,6 +25,7 @@ from nmafc.core.turns import Message
 from nmafc.embedding.base import Embedder
 from nmafc.embedding.factory import create_embedder
 from nmafc.embedding.tokens import default_counter
+from nmafc.engine.archive import Archive
 from nmafc.engine.context import EngineContext
 from nmafc.engine.history import History, PurgeReceipt, RecordHistory, RollbackResult
 from nmafc.engine.hot_tier import HotTier
@@ -67,17 +69,14 @@ class MemoryEngine:
     ) -> None:
         self.settings = settings
         self.embedder = embedder
+        cache_bytes = settings.hot.cache_max_mb * 1024 * 1024
         self.ctx = EngineContext(
             settings=settings,
             cold=cold,
-            hot=HotTier(
-                hot,
-                cold,
-                WorkingSetCache(settings.hot.cache_max_mb * 1024 * 1024),
-                max_lag=settings.hot.max_lag_events,
-            ),
+            hot=HotTier(hot, cold, WorkingSetCache(cache_bytes), settings.hot.max_lag_events),
+            archive=Archive(cold, WorkingSetCache(cache_bytes), embedder.dim),
             embedder=embedder,
-            extractor=extractor or VerbatimExtractor(),
+            extractor=extractor or _extractor(settings),
             locks=ScopeLocks(),
             decay=settings.decay.params(),
         )
@@ -258,6 +257,17 @@ class MemoryEngine:
         self._pool.shutdown(wait=True)
         self.embedder.close()
         self.ctx.cold.close()
+
+
+def _extractor(settings: Settings) -> Extractor:
+    if settings.extractor == "verbatim":
+        return VerbatimExtractor()
+    return RuleExtractor(
+        ExtractionConfig(
+            min_importance=settings.extraction.min_importance,
+            max_facts_per_message=settings.extraction.max_facts_per_message,
+        )
+    )
 
 
 def _secret(value: object) -> str | None:

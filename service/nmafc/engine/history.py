@@ -141,6 +141,7 @@ class History:
                 totals[key] = totals.get(key, 0) + value
             tombstone = session.events.append_tombstone(scope, {"deleted": dict(totals)})
         hot_rows += self.ctx.hot.purge(scope)
+        self.ctx.archive.drop(scope)
         return PurgeReceipt(str(scope), totals, hot_rows, tombstone)
 
     def _purge_scope(self, scope: Scope, *, tombstone: bool) -> PurgeReceipt:
@@ -153,6 +154,7 @@ class History:
                     else None
                 )
             hot_rows = self.ctx.hot.purge(scope)
+            self.ctx.archive.drop(scope)
         return PurgeReceipt(str(scope), counts, hot_rows, event_id)
 
 

@@ -87,13 +87,19 @@ class Maintenance:
             ]
             unchecked = max(0, len(added) - settings.merge_window)
             added = added[unchecked:]
-            current = {**working.records, **{r.id: r for r in promoted}}
-            for g in gone:
-                current.pop(g, None)
+            # This pass's changes over the working set, without copying the working set.
+            changed: dict[str, MemoryRecord] = {r.id: r for r in promoted}
+
+            def state(rid: str) -> MemoryRecord | None:
+                if rid in gone:
+                    return None
+                return changed.get(rid) or working.records.get(rid)
+
             pairs = [
                 p for p in working.pairs_above(added, settings.merge_threshold) if p[1] not in gone
             ]
-            merges = plan_merges(pairs, current, settings.merge_threshold, now, at, self.ctx.decay)
+            involved = {rid: r for p in pairs for rid in p[:2] if (r := state(rid)) is not None}
+            merges = plan_merges(pairs, involved, settings.merge_threshold, now, at, self.ctx.decay)
             for merge in merges:
                 changes.update(merge.survivor, merge.absorbed)
                 changes.log(
@@ -104,8 +110,7 @@ class Maintenance:
                     record_id=merge.survivor.id,
                     detail={"absorbed": merge.absorbed.id},
                 )
-                current[merge.survivor.id] = merge.survivor
-                current.pop(merge.absorbed.id, None)
+                changed[merge.survivor.id] = merge.survivor
                 gone[merge.absorbed.id] = merge.absorbed
 
             left = {r.entity for e in since for r in e.upserts if not r.is_valid}
@@ -113,10 +118,10 @@ class Maintenance:
             dead = {
                 entity
                 for entity in left
-                if not any(rid in current for rid in working.by_entity.get(entity, ()))
+                if not any(state(rid) for rid in working.by_entity.get(entity, ()))
             }
             linking = {rid for entity in dead for rid in working.linked_from.get(entity, ())}
-            relinked = plan_relinks((current[rid] for rid in linking if rid in current), dead)
+            relinked = plan_relinks((r for rid in linking if (r := state(rid)) is not None), dead)
             for record in relinked:
                 changes.update(record)
                 changes.log(EventKind.RELINK, row.turn, record, detail={"dropped": sorted(dead)})

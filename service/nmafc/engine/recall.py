@@ -1,9 +1,10 @@
 """Recall: hybrid retrieval over Hot and Cold, fused, budgeted, rendered, then reinforced.
 
-For a query: embed it; in parallel search the Hot working set by cosine, the Cold ROM by
-keyword over facts and over raw turns, and walk the entity graph from the best Hot hits;
-fuse with Reciprocal Rank Fusion; scale by decayed weight (bounded, never a filter); keep
-``rerank_top_k``; render facts and their source turns within the token budget.
+For a query: search the Cold ROM by keyword over facts and raw turns (and the turns said
+on any date the question names) while the query is embedded; scan the working set and the
+archive by cosine; walk the entity graph from the best hits; fuse everything with
+Reciprocal Rank Fusion; scale each fact by its decayed weight (a bounded multiplier, never
+a filter); keep ``rerank_top_k``; render facts and graded source turns within the budget.
 """
 
 from __future__ import annotations
@@ -14,23 +15,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-import numpy as np
-
 from nmafc.core.decay import weight_at
 from nmafc.core.ranking import rrf
 from nmafc.core.records import MemoryRecord
-from nmafc.core.rendering import Rendered, SourceTurn, render
+from nmafc.core.rendering import Candidate, Hydration, Rendered, render
 from nmafc.core.retrieval import RetrievalConfig
 from nmafc.core.scope import AnyScope, Scope
-from nmafc.core.text import keyword_terms, overlap, sentences
+from nmafc.core.text import keyword_terms
 from nmafc.core.turns import Turn
+from nmafc.engine import candidates as lists
 from nmafc.engine.context import EngineContext
 from nmafc.errors import InvalidInput
 from nmafc.storage.cold import ScopeRow
 from nmafc.storage.cold.keyword import FactFilter
-from nmafc.storage.hot.working_set import WorkingSet
-
-Vector = np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +72,7 @@ class RecallOptions:
     as_of: float | None = None
     as_of_time: datetime | None = None
     include_invalidated: bool = False
-    include_archived: bool = False
+    include_archived: bool = True
     reinforce: bool = True
     top_k: int | None = None
 
@@ -108,90 +105,55 @@ class Recall:
         rows = self._rows(scope)
         if not rows:
             return RecallResult(query, "", 0, [], [], [], [], 0, preset_name)
-        fact_filter = FactFilter(
+        where = FactFilter(
             include_invalidated=options.include_invalidated,
             include_archived=options.include_archived,
             as_of=options.as_of,
             as_of_time=options.as_of_time,
         )
-        point_in_time = fact_filter.point_in_time or options.include_invalidated
-        sets = [] if point_in_time else [self.ctx.hot.working_set(row) for row in rows]
-        facts_size = sum(len(s) for s in sets) or None
-        turns_size = int(sum(row.turn for row in rows))
-        keyword_future = self.pool.submit(
-            self._keyword, scope, query, fact_filter, config, facts_size
+        history = where.point_in_time or options.include_invalidated
+        live = [] if history else [self.ctx.hot.working_set(row) for row in rows]
+        archives = (
+            [self.ctx.archive.index(row) for row in rows]
+            if options.include_archived and not history
+            else []
         )
-        turns_future = self.pool.submit(self._turns, scope, query, config, turns_size)
-        # Keyword searches run while the query is embedded and the vectors are scanned.
+        cold, found = self.ctx.cold, lists.Pool()
+        # Keyword lists run in worker threads while the query is embedded and scanned.
+        keyword = self.pool.submit(
+            lists.keyword_hits, cold, scope, query, where, config.keyword_top_k,
+            sum(len(s) for s in live) or None, found,
+        )  # fmt: skip
+        turned = self.pool.submit(
+            lists.turn_hits, cold, scope, query, config.turn_top_k,
+            int(sum(row.turn for row in rows)), found,
+        )  # fmt: skip
+        dated = self.pool.submit(
+            lists.dated_turn_hits, cold, scope, query, config.turn_top_k, found
+        )
         query_vector = self.ctx.embedder.embed([query])[0]
-        records: dict[str, MemoryRecord] = {}
-        cosine: dict[str, float] = {}
-        if point_in_time:
-            vector_ids = self._cold_vector(
-                scope, query_vector, fact_filter, config, records, cosine
+        if history:
+            vector = lists.cold_vector_hits(
+                cold, scope, query_vector, where, config.vector_top_k, found
             )
         else:
-            vector_ids = self._hot_vector(sets, query_vector, config, records, cosine)
-        graph_ids, hops = self._spread(sets, vector_ids, query_vector, config, records, cosine)
-        keyword_hits = keyword_future.result()
-        turn_hits = turns_future.result()
-        keyword_score: dict[str, float] = {}
-        for record, relevance in keyword_hits:
-            records.setdefault(record.id, record)
-            keyword_score[record.id] = relevance
-        turns = {t.id: t for t, _ in turn_hits}
-        turn_score = {t.id: relevance for t, relevance in turn_hits}
-        self._fill_cosine(sets, query_vector, records, cosine)
-
-        fused = rrf(
-            {
-                "vector": [f"f:{rid}" for rid in vector_ids],
-                "keyword": [f"f:{r.id}" for r, _ in keyword_hits],
-                "turns": [f"t:{t.id}" for t, _ in turn_hits],
-                "graph": [f"f:{rid}" for rid in graph_ids],
-            },
-            k=config.rrf_k,
-            weights=config.list_weights,
-        )
-        now_by_scope = {
-            (row.scope.agent_id, row.scope.conversation_id): self.ctx.clock(row.turn)
-            for row in rows
+            vector = lists.vector_hits([*live, *archives], query_vector, config.vector_top_k, found)
+        graph = lists.graph_hits(live, vector, query_vector, config, found)
+        ranked = {
+            "vector": [f"f:{rid}" for rid in vector],
+            "keyword": [f"f:{rid}" for rid in keyword.result()],
+            "turns": [f"t:{tid}" for tid in turned.result()],
+            "dates": [f"t:{tid}" for tid in dated.result()],
+            "graph": [f"f:{rid}" for rid in graph],
         }
-        hits: list[Hit] = []
-        for item in fused:
-            kind, key = item.key.split(":", 1)
-            if kind == "f":
-                record = records[key]
-                now = now_by_scope.get((record.agent_id, record.conversation_id), 0.0)
-                weight = weight_at(record, now, self.ctx.decay)
-                score = item.score * (
-                    1 - config.weight_influence + config.weight_influence * weight
-                )
-                breakdown = ScoreBreakdown(
-                    fused=score,
-                    vector=cosine.get(key),
-                    keyword=keyword_score.get(key),
-                    graph_hops=hops.get(key),
-                    weight=weight,
-                    ranks=dict(item.ranks),
-                )
-                hits.append(Hit("fact", key, record.content, score, breakdown, record=record))
-            else:
-                turn = turns[int(key)]
-                breakdown = ScoreBreakdown(
-                    fused=item.score, keyword=turn_score.get(int(key)), ranks=dict(item.ranks)
-                )
-                hits.append(Hit("turn", key, turn.content, item.score, breakdown, turn=turn))
-        hits.sort(key=lambda h: -h.score)
-        hits = hits[: options.top_k or config.rerank_top_k]
+        missing = [rid for rid in found.records if rid not in found.cosine]
+        found.cosine.update(lists.cosines([*live, *archives], query_vector, missing))
+        hits = self._fuse(ranked, config, found, rows)[: options.top_k or config.rerank_top_k]
 
         rendered = self._render(scope, query, hits, options.budget_tokens, config)
         reinforced = 0
-        if options.reinforce and not point_in_time:
-            reinforced = self._reinforce_rendered(rows, records, rendered.fact_ids)
-        evidence = set(rendered.turn_ids)
-        for rid in rendered.fact_ids:
-            evidence.update(records[rid].source_turn_ids)
+        if options.reinforce and not history:
+            reinforced = self._reinforce_rendered(rows, found.records, rendered.fact_ids)
         return RecallResult(
             query=query,
             context=rendered.text,
@@ -199,12 +161,10 @@ class Recall:
             hits=hits,
             fact_ids=rendered.fact_ids,
             turn_ids=rendered.turn_ids,
-            evidence_turn_ids=sorted(evidence),
+            evidence_turn_ids=sorted(rendered.covered_turn_ids),
             reinforced=reinforced,
             preset=preset_name,
         )
-
-    # -- candidate lists ----------------------------------------------------------------
 
     def _rows(self, scope: AnyScope) -> list[ScopeRow]:
         with self.ctx.cold.read() as session:
@@ -213,132 +173,44 @@ class Recall:
                 return [] if row is None else [row]
             return session.scopes.of(scope)
 
-    def _keyword(
+    def _fuse(
         self,
-        scope: AnyScope,
-        query: str,
-        where: FactFilter,
+        ranked: dict[str, list[str]],
         config: RetrievalConfig,
-        corpus_size: int | None,
-    ) -> list[tuple[MemoryRecord, float]]:
-        if config.keyword_top_k == 0:
-            return []
-        with self.ctx.cold.read() as session:
-            return session.search.facts(
-                scope, query, limit=config.keyword_top_k, where=where, corpus_size=corpus_size
+        found: lists.Pool,
+        rows: Sequence[ScopeRow],
+    ) -> list[Hit]:
+        """RRF over the lists; facts scaled by their decayed weight; best first."""
+        now_by_scope = {
+            (row.scope.agent_id, row.scope.conversation_id): self.ctx.clock(row.turn)
+            for row in rows
+        }
+        influence = config.weight_influence
+        hits: list[Hit] = []
+        for item in rrf(ranked, k=config.rrf_k, weights=config.list_weights):
+            kind, key = item.key.split(":", 1)
+            if kind == "t":
+                turn = found.turns[int(key)]
+                breakdown = ScoreBreakdown(
+                    fused=item.score, keyword=found.turn_keyword.get(turn.id), ranks=item.ranks
+                )
+                hits.append(Hit("turn", key, turn.content, item.score, breakdown, turn=turn))
+                continue
+            record = found.records[key]
+            now = now_by_scope.get((record.agent_id, record.conversation_id), 0.0)
+            weight = weight_at(record, now, self.ctx.decay)
+            score = item.score * (1 - influence + influence * weight)
+            breakdown = ScoreBreakdown(
+                fused=score,
+                vector=found.cosine.get(key),
+                keyword=found.keyword.get(key),
+                graph_hops=found.hops.get(key),
+                weight=weight,
+                ranks=item.ranks,
             )
-
-    def _turns(
-        self, scope: AnyScope, query: str, config: RetrievalConfig, corpus_size: int
-    ) -> list[tuple[Turn, float]]:
-        if config.turn_top_k == 0:
-            return []
-        with self.ctx.cold.read() as session:
-            return session.search.turns(
-                scope, query, limit=config.turn_top_k, corpus_size=corpus_size
-            )
-
-    @staticmethod
-    def _hot_vector(
-        sets: Sequence[WorkingSet],
-        query: Vector,
-        config: RetrievalConfig,
-        records: dict[str, MemoryRecord],
-        cosine: dict[str, float],
-    ) -> list[str]:
-        if config.vector_top_k == 0:
-            return []
-        scored: list[tuple[float, str]] = []
-        for working in sets:
-            for rid, score in working.search(query, config.vector_top_k):
-                records[rid] = working.records[rid]
-                cosine[rid] = score
-                scored.append((score, rid))
-        scored.sort(key=lambda s: -s[0])
-        return [rid for _, rid in scored[: config.vector_top_k]]
-
-    def _cold_vector(
-        self,
-        scope: AnyScope,
-        query: Vector,
-        where: FactFilter,
-        config: RetrievalConfig,
-        records: dict[str, MemoryRecord],
-        cosine: dict[str, float],
-    ) -> list[str]:
-        """Point-in-time and history searches scan the Cold ROM's fact versions by cosine."""
-        if config.vector_top_k == 0:
-            return []
-        with self.ctx.cold.read() as session:
-            candidates, vectors = session.facts.matching(scope, where.condition())
-        if not candidates:
-            return []
-        scores = vectors @ np.asarray(query, dtype=np.float32)
-        order = np.argsort(-scores, kind="stable")
-        chosen: list[str] = []
-        for index in order:
-            record = candidates[int(index)]
-            if record.id in cosine:
-                continue  # an older version of a record already taken
-            records[record.id] = record
-            cosine[record.id] = float(scores[index])
-            chosen.append(record.id)
-            if len(chosen) >= config.vector_top_k:
-                break
-        return chosen
-
-    @staticmethod
-    def _spread(
-        sets: Sequence[WorkingSet],
-        seeds: Sequence[str],
-        query: Vector,
-        config: RetrievalConfig,
-        records: dict[str, MemoryRecord],
-        cosine: dict[str, float],
-    ) -> tuple[list[str], dict[str, int]]:
-        """Spreading activation: BFS over shared entities from the best vector hits."""
-        if config.max_hops == 0 or config.graph_limit == 0 or not sets:
-            return [], {}
-        hops: dict[str, int] = {rid: 0 for rid in seeds[: config.graph_seeds]}
-        frontier = list(hops)
-        found: list[tuple[int, float, str]] = []
-        for hop in range(1, config.max_hops + 1):
-            entities: set[str] = set()
-            for rid in frontier:
-                record = records.get(rid)
-                if record is not None:
-                    entities.add(record.entity)
-                    entities.update(record.related_entities)
-            reached: list[str] = []
-            for working in sets:
-                for rid in working.neighbours(entities):
-                    if rid not in hops:
-                        hops[rid] = hop
-                        records.setdefault(rid, working.records[rid])
-                        reached.append(rid)
-            if reached:
-                by_id = _cosines(sets, query, reached)
-                cosine.update(by_id)
-                found += [(hop, -by_id.get(rid, 0.0), rid) for rid in reached]
-            frontier = reached
-            if len(found) >= config.graph_limit * 4 or not frontier:
-                break
-        found.sort()
-        chosen = [rid for _, _, rid in found[: config.graph_limit]]
-        return chosen, {rid: hops[rid] for rid in chosen}
-
-    @staticmethod
-    def _fill_cosine(
-        sets: Sequence[WorkingSet],
-        query: Vector,
-        records: dict[str, MemoryRecord],
-        cosine: dict[str, float],
-    ) -> None:
-        missing = [rid for rid in records if rid not in cosine]
-        if missing and sets:
-            cosine.update(_cosines(sets, query, missing))
-
-    # -- rendering and reinforcement ----------------------------------------------------
+            hits.append(Hit("fact", key, record.content, score, breakdown, record=record))
+        hits.sort(key=lambda h: -h.score)
+        return hits
 
     def _render(
         self,
@@ -348,40 +220,31 @@ class Recall:
         budget: int,
         config: RetrievalConfig,
     ) -> Rendered:
-        facts = [h.record for h in hits if h.record is not None]
-        wanted: list[int] = []
-        for hit in hits:
-            if hit.turn is not None:
-                wanted.append(hit.turn.id)
-            elif hit.record is not None:
-                wanted.extend(hit.record.source_turn_ids)
-        wanted = list(dict.fromkeys(wanted))
-        limit = config.hydrate_full_turns + config.hydrate_trimmed_turns
-        known = {h.turn.id: h.turn for h in hits if h.turn is not None}
-        need = [t for t in wanted[:limit] if t not in known]
-        if need:
-            with self.ctx.cold.read() as session:
-                known.update(session.turns.by_ids(scope, need))
-        terms = keyword_terms(query)
-        sources: list[SourceTurn] = []
-        for position, turn_id in enumerate(t for t in wanted if t in known):
-            if position >= limit:
-                break
-            turn = known[turn_id]
-            if turn.retracted:
-                continue
-            if position < config.hydrate_full_turns:
-                sources.append(SourceTurn(turn))
-            else:
-                sources.append(
-                    SourceTurn(turn, best_lines(turn.content, terms, config.hydrate_lines))
-                )
+        # The best facts bring their source turns for graded hydration: fetch just those.
+        lead = [h.record for h in hits if h.record is not None][: config.hydrate_full_turns]
+        wanted = [t for r in lead for t in r.source_turn_ids]
+        with self.ctx.cold.read() as session:
+            turns = session.turns.by_ids(scope, wanted) if wanted else {}
+        candidates = [
+            Candidate(
+                record=h.record,
+                turn=h.turn,
+                sources=tuple(
+                    turns[t] for t in (h.record.source_turn_ids if h.record else ()) if t in turns
+                ),
+            )
+            for h in hits
+        ]
         return render(
-            facts,
-            sources,
+            candidates,
             budget_tokens=budget,
             count=self.count_tokens,
-            source_share=config.source_share,
+            query_terms=keyword_terms(query),
+            hydration=Hydration(
+                full_turns=config.hydrate_full_turns,
+                trimmed_lines=config.hydrate_lines,
+                source_share=config.source_share,
+            ),
         )
 
     def _reinforce_rendered(
@@ -399,22 +262,3 @@ class Recall:
                 self._reinforce(row.scope, ids)
                 total += len(ids)
         return total
-
-
-def best_lines(text: str, terms: Sequence[str], keep: int) -> str:
-    """The ``keep`` sentences of ``text`` sharing most terms with the query, in text order."""
-    parts = sentences(text)
-    if len(parts) <= keep:
-        return text
-    ranked = sorted(range(len(parts)), key=lambda i: (-overlap(list(terms), parts[i]), i))
-    chosen = sorted(ranked[:keep])
-    return " … ".join(parts[i] for i in chosen)
-
-
-def _cosines(sets: Sequence[WorkingSet], query: Vector, ids: Sequence[str]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    q = np.asarray(query, dtype=np.float32)
-    for working in sets:
-        for rid, vector in working.vectors(ids).items():
-            out[rid] = float(vector @ q)
-    return out

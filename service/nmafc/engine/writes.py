@@ -73,7 +73,13 @@ class Writes:
                 },
             )
             added, invalidated = self._apply_drafts(
-                session, row, changes, drafts, vectors, stored_turns
+                session,
+                row,
+                changes,
+                drafts,
+                vectors,
+                stored_turns,
+                min_cosine=self.ctx.settings.extraction.override_min_cosine,
             )
             return changes, WriteResult(changes.turn, stored_turns, added, invalidated)
 
@@ -126,17 +132,37 @@ class Writes:
         drafts: Sequence[FactDraft],
         vectors: Vectors,
         turns: Sequence[Turn],
+        *,
+        min_cosine: float | None = None,
     ) -> tuple[list[MemoryRecord], list[MemoryRecord]]:
+        """Add the drafts as records; each override closes the matching live records.
+
+        With ``min_cosine`` (extracted facts) an old record is only overridden when it is
+        also about the same thing by meaning: a slot pattern alone ("I live in …") can fire
+        on figures of speech, the embedding confirms the two facts compete.
+        """
         added: list[MemoryRecord] = []
         invalidated: list[MemoryRecord] = []
         overridden = {d.overrides_entity for d in drafts if d.overrides_entity}
         live = {r.id: r for r in session.facts.valid_by_entity(row.scope, overridden)}
+        known = {
+            rid: v
+            for (rid, _), v in session.facts.vectors(
+                row.scope, [(r.id, r.version) for r in live.values()]
+            ).items()
+        }
         for draft, vector in zip(drafts, vectors, strict=True):
             turn_row = turns[draft.message_index] if draft.message_index is not None else None
             turn = turn_row.turn if turn_row else row.turn
             when = turn_row.occurred_at if turn_row else utcnow()
             if draft.overrides_entity:
-                for old in [r for r in live.values() if r.entity == draft.overrides_entity]:
+                competing = [
+                    r
+                    for r in live.values()
+                    if r.entity == draft.overrides_entity
+                    and (min_cosine is None or float(known[r.id] @ vector) >= min_cosine)
+                ]
+                for old in competing:
                     closed = invalidate(old, turn, when, InvalidReason.OVERRIDE)
                     del live[old.id]
                     changes.update(closed)
@@ -147,6 +173,7 @@ class Writes:
             changes.add_version(record, vector)
             changes.log(EventKind.ADD, turn, record)
             live[record.id] = record
+            known[record.id] = vector
             added.append(record)
         return added, invalidated
 

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import ColumnElement, bindparam, delete, func, select, true, update
+from sqlalchemy import ColumnElement, and_, bindparam, delete, func, select, true, update
 from sqlalchemy.engine import Connection
 
+from nmafc.core.lifecycle import DECAYED
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.tiers import Tier, parse_tier
@@ -223,9 +224,19 @@ class FactsRepo:
             )
         )
         if not rows:
-            return [], np.zeros((0, 0), dtype=np.float32)
+            return [], np.zeros((0, 0), dtype=np.float32)  # callers check the record list
         matrix = np.stack([np.frombuffer(r.embedding, dtype="<f4") for r in rows])
         return [record_from_row(r) for r in rows], matrix.astype(np.float32)
+
+    def decayed(self, scope: Scope) -> tuple[list[MemoryRecord], Vector]:
+        """Records whose latest version left the working set by decay, with embeddings."""
+        newer = facts.alias("newer")
+        latest = (
+            ~select(newer.c.id)
+            .where(newer.c.record_id == facts.c.record_id, newer.c.version > facts.c.version)
+            .exists()
+        )
+        return self.matching(scope, and_(facts.c.invalid_reason.in_(sorted(DECAYED)), latest))
 
     def all_versions(self, scope: Scope) -> tuple[list[MemoryRecord], Vector]:
         """Every version of every fact in the scope, with embeddings, oldest first."""

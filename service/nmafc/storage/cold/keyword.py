@@ -29,6 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from nmafc.core.lifecycle import DECAYED
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.text import keyword_terms
@@ -44,7 +45,7 @@ class FactFilter:
     """Which fact versions a keyword search may return."""
 
     include_invalidated: bool = False
-    include_archived: bool = False
+    include_archived: bool = True
     as_of: float | None = None
     as_of_time: datetime | None = None
 
@@ -67,11 +68,12 @@ class FactFilter:
             # Every version a user would call "a fact", not the closed rows of an edit.
             return or_(facts.c.invalid_reason.is_(None), facts.c.invalid_reason != "superseded")
         if self.include_archived:
-            return or_(facts.c.invalid_at.is_(None), facts.c.invalid_reason == "archived")
+            # Decay orders recall but never hides: faded facts stay findable.
+            return or_(facts.c.invalid_at.is_(None), facts.c.invalid_reason.in_(sorted(DECAYED)))
         return facts.c.invalid_at.is_(None)
 
 
-VALID_ONLY = FactFilter()
+VALID_ONLY = FactFilter(include_archived=False)
 # Ranked FTS hits fetched per wanted result, leaving room for versions the filter drops.
 _OVERFETCH = 4
 # Scopes smaller than this are ranked on every term; pruning only pays off on large ones.

@@ -143,6 +143,23 @@ class TurnsRepo:
         rows = list(self._conn.execute(lower)) + list(self._conn.execute(upper))
         return sorted((turn_from_row(r) for r in rows), key=lambda t: t.id)
 
+    def said_between(
+        self, scope: AnyScope, start: datetime, end: datetime, *, limit: int = 100
+    ) -> list[Turn]:
+        """Turns said in ``[start, end]`` (not retracted), oldest first."""
+        rows = self._conn.execute(
+            select(*_COLUMNS)
+            .where(
+                where_scope(turns, scope),
+                turns.c.occurred_at >= start,
+                turns.c.occurred_at <= end,
+                turns.c.retracted.is_(False),
+            )
+            .order_by(turns.c.id)
+            .limit(limit)
+        )
+        return [turn_from_row(r) for r in rows]
+
     def retract_after(self, scope: Scope, turn: float) -> int:
         """Hide turns later than ``turn`` (rollback); rows stay for the record."""
         result = self._conn.execute(

@@ -124,13 +124,21 @@ class WorkingSet:
                 if rid in self._row_of
             }
 
-    def neighbours(self, entities: Iterable[str]) -> set[str]:
-        """Ids of records about, or linking to, any of ``entities``."""
+    def neighbours(self, entities: Iterable[str], max_fanout: int | None = None) -> set[str]:
+        """Ids of records about, or linking to, any of ``entities``.
+
+        Entities touching more than ``max_fanout`` records are skipped: a hub such as the
+        speaker's own name connects everything, so walking it activates nothing specific.
+        """
         with self.lock:
             found: set[str] = set()
             for entity in entities:
-                found |= self.by_entity.get(entity, set())
-                found |= self.linked_from.get(entity, set())
+                about = self.by_entity.get(entity, set())
+                linking = self.linked_from.get(entity, set())
+                if max_fanout is not None and len(about) + len(linking) > max_fanout:
+                    continue
+                found |= about
+                found |= linking
             return found
 
     def _put(self, record: MemoryRecord, vector: Vector | None) -> None:

@@ -1,0 +1,71 @@
+"""The archive: facts that decayed out of the working set, still searchable by meaning.
+
+Decay orders recall but never hides (SPEC §7): a pruned ActiveContext fact or an expired
+EphemeralState remark is cold, not false. These records leave the Hot store, and this RAM
+index over the Cold ROM keeps them reachable by vector search (keyword search reaches them
+in the Cold ROM directly). Derived data, like the working set: loaded from the Cold ROM and
+kept in step from the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from nmafc.core.events import Event
+from nmafc.core.lifecycle import is_decayed
+from nmafc.core.records import MemoryRecord
+from nmafc.core.scope import AnyScope, Scope
+from nmafc.storage.cold import ColdStore, ScopeRow
+from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
+
+
+class Archive:
+    """Per-scope RAM indexes of decayed records, least recently used first to go."""
+
+    def __init__(self, cold: ColdStore, cache: WorkingSetCache, dim: int) -> None:
+        self.cold = cold
+        self.cache = cache
+        self.dim = dim
+
+    def index(self, row: ScopeRow) -> WorkingSet:
+        """The scope's archive, at least as fresh as ``row``."""
+        cached = self.cache.get(row.scope)
+        if cached is None or cached.scope_pk != row.pk:
+            cached = self._load(row)
+            if self.cache.enabled:
+                self.cache.put(cached)
+        elif cached.seq < row.seq:
+            with self.cold.read() as session:
+                events = session.events.since(row.scope, cached.seq)
+            self._apply(cached, row, events)
+        return cached
+
+    def _load(self, row: ScopeRow) -> WorkingSet:
+        archive = WorkingSet(row.scope, row.pk, self.dim)
+        with self.cold.read() as session:
+            records, vectors = session.facts.decayed(row.scope)
+        archive.apply((Update(r, vectors[i]) for i, r in enumerate(records)), (), row.seq)
+        return archive
+
+    def _apply(self, archive: WorkingSet, row: ScopeRow, events: Iterable[Event]) -> None:
+        latest: dict[str, MemoryRecord] = {}
+        for event in events:
+            for record in event.upserts:
+                latest[record.id] = record
+        entering = {rid: r for rid, r in latest.items() if is_decayed(r)}
+        leaving = [rid for rid, r in latest.items() if not is_decayed(r) and rid in archive.records]
+        needed = [(rid, r.version) for rid, r in entering.items() if archive.needs_vector(r)]
+        with self.cold.read() as session:
+            vectors = session.facts.vectors(row.scope, needed) if needed else {}
+        updates = [
+            Update(r, vectors.get((rid, r.version)) if archive.needs_vector(r) else None)
+            for rid, r in entering.items()
+        ]
+        archive.apply(updates, leaving, row.seq)
+
+    def drop(self, scope: AnyScope) -> None:
+        """Forget cached archives of a scope or agent (after a purge)."""
+        if isinstance(scope, Scope):
+            self.cache.drop([scope])
+        else:
+            self.cache.drop_agent(scope.agent_id)

@@ -1,0 +1,182 @@
+"""The ranked candidate lists recall fuses: vectors, keywords, raw turns, dates, the graph.
+
+Each function returns ids best first and records what it learnt about each candidate
+(its record, its cosine) in a shared :class:`Pool`, so the fused ranking can explain
+every hit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, time
+
+import numpy as np
+import numpy.typing as npt
+
+from nmafc.core.query_dates import periods
+from nmafc.core.records import MemoryRecord
+from nmafc.core.retrieval import RetrievalConfig
+from nmafc.core.scope import AnyScope
+from nmafc.core.text import keyword_terms, overlap
+from nmafc.core.turns import Turn
+from nmafc.storage.cold import ColdStore
+from nmafc.storage.cold.keyword import FactFilter
+from nmafc.storage.hot.working_set import WorkingSet
+
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass
+class Pool:
+    """Everything known about the candidates of one recall."""
+
+    records: dict[str, MemoryRecord] = field(default_factory=dict)
+    cosine: dict[str, float] = field(default_factory=dict)
+    keyword: dict[str, float] = field(default_factory=dict)
+    hops: dict[str, int] = field(default_factory=dict)
+    turns: dict[int, Turn] = field(default_factory=dict)
+    turn_keyword: dict[int, float] = field(default_factory=dict)
+
+
+def vector_hits(sets: Sequence[WorkingSet], query: Vector, limit: int, pool: Pool) -> list[str]:
+    """Exact cosine over the RAM working sets (and archives), merged across scopes."""
+    if limit == 0:
+        return []
+    scored: list[tuple[float, str]] = []
+    for working in sets:
+        for rid, score in working.search(query, limit):
+            pool.records[rid] = working.records[rid]
+            pool.cosine[rid] = score
+            scored.append((score, rid))
+    scored.sort(key=lambda s: -s[0])
+    return [rid for _, rid in scored[:limit]]
+
+
+def cold_vector_hits(
+    cold: ColdStore, scope: AnyScope, query: Vector, where: FactFilter, limit: int, pool: Pool
+) -> list[str]:
+    """Point-in-time and history searches scan the Cold ROM's fact versions by cosine."""
+    if limit == 0:
+        return []
+    with cold.read() as session:
+        candidates, vectors = session.facts.matching(scope, where.condition())
+    if not candidates:
+        return []
+    scores = vectors @ np.asarray(query, dtype=np.float32)
+    chosen: list[str] = []
+    for index in np.argsort(-scores, kind="stable"):
+        record = candidates[int(index)]
+        if record.id in pool.cosine:
+            continue  # an older version of a record already taken
+        pool.records[record.id] = record
+        pool.cosine[record.id] = float(scores[index])
+        chosen.append(record.id)
+        if len(chosen) >= limit:
+            break
+    return chosen
+
+
+def keyword_hits(
+    cold: ColdStore,
+    scope: AnyScope,
+    query: str,
+    where: FactFilter,
+    limit: int,
+    corpus_size: int | None,
+    pool: Pool,
+) -> list[str]:
+    """Cold ROM keyword search over facts (every version the filter admits)."""
+    if limit == 0:
+        return []
+    with cold.read() as session:
+        hits = session.search.facts(scope, query, limit=limit, where=where, corpus_size=corpus_size)
+    for record, relevance in hits:
+        pool.records.setdefault(record.id, record)
+        pool.keyword[record.id] = relevance
+    return [record.id for record, _ in hits]
+
+
+def turn_hits(
+    cold: ColdStore, scope: AnyScope, query: str, limit: int, corpus_size: int, pool: Pool
+) -> list[int]:
+    """Cold ROM keyword search over raw turns."""
+    if limit == 0:
+        return []
+    with cold.read() as session:
+        hits = session.search.turns(scope, query, limit=limit, corpus_size=corpus_size)
+    for turn, relevance in hits:
+        pool.turns[turn.id] = turn
+        pool.turn_keyword[turn.id] = relevance
+    return [turn.id for turn, _ in hits]
+
+
+def dated_turn_hits(
+    cold: ColdStore, scope: AnyScope, query: str, limit: int, pool: Pool
+) -> list[int]:
+    """Turns said on the dates the question names ("on 13 October 2023"), best match first."""
+    named = periods(query)
+    if limit == 0 or not named:
+        return []
+    terms = keyword_terms(query)
+    found: dict[int, Turn] = {}
+    with cold.read() as session:
+        for first, last in named:
+            start = datetime.combine(first, time.min, tzinfo=UTC)
+            end = datetime.combine(last, time.max, tzinfo=UTC)
+            for turn in session.turns.said_between(scope, start, end, limit=limit * 4):
+                found[turn.id] = turn
+    ranked = sorted(found.values(), key=lambda t: (-overlap(terms, t.content), t.id))[:limit]
+    for turn in ranked:
+        pool.turns[turn.id] = turn
+    return [turn.id for turn in ranked]
+
+
+def graph_hits(
+    sets: Sequence[WorkingSet],
+    seeds: Sequence[str],
+    query: Vector,
+    config: RetrievalConfig,
+    pool: Pool,
+) -> list[str]:
+    """Spreading activation: BFS over shared entities from the best vector hits."""
+    if config.max_hops == 0 or config.graph_limit == 0 or not sets:
+        return []
+    hops: dict[str, int] = {rid: 0 for rid in seeds[: config.graph_seeds]}
+    frontier = list(hops)
+    found: list[tuple[int, float, str]] = []
+    for hop in range(1, config.max_hops + 1):
+        entities: set[str] = set()
+        for rid in frontier:
+            record = pool.records.get(rid)
+            if record is not None:
+                entities.add(record.entity)
+                entities.update(record.related_entities)
+        reached: list[str] = []
+        for working in sets:
+            for rid in working.neighbours(entities, config.graph_max_fanout):
+                if rid not in hops:
+                    hops[rid] = hop
+                    pool.records.setdefault(rid, working.records[rid])
+                    reached.append(rid)
+        if reached:
+            by_id = cosines(sets, query, reached)
+            pool.cosine.update(by_id)
+            found += [(hop, -by_id.get(rid, 0.0), rid) for rid in reached]
+        frontier = reached
+        if len(found) >= config.graph_limit * 4 or not frontier:
+            break
+    found.sort()
+    chosen = [rid for _, _, rid in found[: config.graph_limit]]
+    pool.hops.update({rid: hops[rid] for rid in chosen})
+    return chosen
+
+
+def cosines(sets: Sequence[WorkingSet], query: Vector, ids: Sequence[str]) -> dict[str, float]:
+    """Cosine of the query with each of ``ids`` found in ``sets``."""
+    out: dict[str, float] = {}
+    q = np.asarray(query, dtype=np.float32)
+    for working in sets:
+        for rid, vector in working.vectors(ids).items():
+            out[rid] = float(vector @ q)
+    return out

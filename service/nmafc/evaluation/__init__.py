@@ -1,0 +1,5 @@
+"""Retrieval benchmarks (LoCoMo, LongMemEval): NMAFC against RAG and BM25 baselines."""
+
+from nmafc.evaluation.runner import run_locomo, run_longmemeval
+
+__all__ = ["run_locomo", "run_longmemeval"]

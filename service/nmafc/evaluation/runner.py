@@ -1,0 +1,300 @@
+"""Orchestration: load, ingest every conversation into every arm, retrieve, score, report.
+
+Entry points for ``nmafc eval locomo`` and ``nmafc eval longmemeval``. Ingestion runs once
+per arm and conversation; retrieval runs once per question, arm and budget.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nmafc.core.retrieval import preset as retrieval_preset
+from nmafc.embedding.base import Embedder
+from nmafc.embedding.factory import create_embedder
+from nmafc.evaluation import charts, report, scoring
+from nmafc.evaluation.arms import ARM_NAMES
+from nmafc.evaluation.loaders import Dataset, load_locomo, load_longmemeval
+from nmafc.evaluation.metrics import answer_tokens, dedupe
+from nmafc.evaluation.options import (
+    MAIN_BUDGET,
+    ArmOptions,
+    build_arms,
+    main_budget,
+    parse_arms,
+    parse_budgets,
+    resolve_preset,
+    split_list,
+)
+from nmafc.evaluation.progress import Progress
+from nmafc.evaluation.scoring import REACHABLE_CATEGORIES, IngestTiming, Outcome
+from nmafc.evaluation.timing import TimedEmbedder
+from nmafc.settings import load_settings
+
+
+@dataclass(slots=True)
+class RunResult:
+    """Every outcome, by budget then arm, plus each arm's ingest timing."""
+
+    outcomes: dict[int, dict[str, list[Outcome]]]
+    timings: dict[str, IngestTiming]
+    embedder: str
+    preset: str
+    described: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def execute(
+    dataset: Dataset,
+    names: Sequence[str],
+    budgets: Sequence[int],
+    preset: str,
+    embedder: Embedder,
+    options: ArmOptions,
+    *,
+    engine_per_conversation: bool,
+    progress: bool = True,
+    rank_sessions: bool = False,
+) -> RunResult:
+    """Ingest every conversation into every arm, then retrieve for every question and budget."""
+    timed = TimedEmbedder(embedder)
+    arms = build_arms(
+        names, timed, preset, options, engine_per_conversation=engine_per_conversation
+    )
+    timings = {a.name: IngestTiming() for a in arms}
+    outcomes: dict[int, dict[str, list[Outcome]]] = {b: {a.name: [] for a in arms} for b in budgets}
+    session_of: dict[str, dict[str, str]] = {}
+    try:
+        with Progress("ingest", len(dataset.conversations) * len(arms), enabled=progress) as bar:
+            for conv in dataset.conversations:
+                if rank_sessions:
+                    session_of[conv.id] = {t.id: s.id for s, t in conv.turns()}
+                for arm in arms:
+                    arm.prepare(conv.id)
+                    seconds, texts = timed.snapshot()
+                    start = time.perf_counter()
+                    arm.ingest(conv)
+                    timing = timings[arm.name]
+                    timing.seconds += time.perf_counter() - start
+                    timing.turns += conv.turn_count
+                    after_seconds, after_texts = timed.snapshot()
+                    timing.embed_seconds += after_seconds - seconds
+                    timing.embed_texts += after_texts - texts
+                    bar.update(note=f"{arm.name} {conv.id}")
+        total = len(dataset.questions) * len(budgets)
+        with Progress("questions", total, enabled=progress) as bar:
+            for question in dataset.questions:
+                for budget in budgets:
+                    for arm in arms:
+                        start = time.perf_counter()
+                        got = arm.retrieve(question.conversation_id, question.question, budget)
+                        elapsed_ms = (time.perf_counter() - start) * 1000.0
+                        sessions: tuple[str, ...] = ()
+                        if rank_sessions:
+                            lookup = session_of[question.conversation_id]
+                            sessions = tuple(
+                                dedupe(lookup[t] for t in got.ranked_turns if t in lookup)
+                            )
+                        outcomes[budget][arm.name].append(
+                            Outcome(question, arm.name, budget, got, elapsed_ms, sessions)
+                        )
+                    bar.update()
+        described = {a.name: a.describe() for a in arms}
+    finally:
+        for arm in arms:
+            arm.close()
+    return RunResult(outcomes, timings, embedder.model_name, preset, described)
+
+
+def _settings_block(
+    run: RunResult, budgets: Sequence[int], names: Sequence[str], options: ArmOptions
+) -> dict[str, Any]:
+    return {
+        "budget": main_budget(budgets),
+        "budgets": list(budgets),
+        "arms": list(names),
+        "preset": run.preset,
+        "retrieval": retrieval_preset(run.preset).model_dump(),
+        "rag": {"window": options.rag_window, "stride": options.rag_stride},
+        "bm25": {"k1": options.bm25_k1, "b": options.bm25_b},
+        "embedder": run.embedder,
+        "token_counter": "WordPiece of the embedder vocabulary (default_counter())",
+        "reinforce": False,
+        "engine": run.described.get("nmafc", {}).get("engine"),
+        "arm_settings": run.described,
+    }
+
+
+def _write(
+    out: Path, dataset: Dataset, run: RunResult, budgets: Sequence[int], ranks: bool
+) -> None:
+    by_question: dict[tuple[str, int], list[Outcome]] = {}
+    for budget, per_arm in run.outcomes.items():
+        for outcomes in per_arm.values():
+            for o in outcomes:
+                by_question.setdefault((o.question.id, budget), []).append(o)
+    lines = (
+        report.question_line(by_question[(q.id, b)], with_budget=len(budgets) > 1, ranks=ranks)
+        for q in dataset.questions
+        for b in budgets
+    )
+    report.write_jsonl(out / "questions.jsonl", lines)
+
+
+def _own_embedder(embedder: Embedder | None) -> tuple[Embedder, bool]:
+    if embedder is not None:
+        return embedder, False
+    return create_embedder(load_settings().embedding), True
+
+
+def _command(kind: str, pairs: Sequence[tuple[str, str | None]]) -> str:
+    parts = ["nmafc", "eval", kind]
+    for flag, value in pairs:
+        if value is not None:
+            parts += [flag, shlex.quote(value)]
+    return " ".join(parts)
+
+
+def run_locomo(
+    data: str | Path,
+    *,
+    out: str | Path,
+    arms: str | Sequence[str] = ARM_NAMES,
+    budget: int | str | Sequence[int] = MAIN_BUDGET,
+    conversations: str | Sequence[str] | None = None,
+    preset: str | None = None,
+    embedder: Embedder | None = None,
+    progress: bool = True,
+    options: ArmOptions | None = None,
+) -> dict[str, Any]:
+    """``nmafc eval locomo``: questions.jsonl, summary.json, summary.md and charts in ``out``."""
+    names, budgets, preset_name = parse_arms(arms), parse_budgets(budget), resolve_preset(preset)
+    options = options or ArmOptions()
+    wanted = split_list(conversations)
+    dataset = load_locomo(Path(data), wanted or None)
+    model, owned = _own_embedder(embedder)
+    try:
+        run = execute(
+            dataset,
+            names,
+            budgets,
+            preset_name,
+            model,
+            options,
+            engine_per_conversation=True,
+            progress=progress,
+        )
+    finally:
+        if owned:
+            model.close()
+    per_budget = {
+        b: {
+            "arms": {a: scoring.locomo_arm(run.outcomes[b][a], run.timings[a]) for a in names},
+            "pairs": scoring.mcnemar_pairs(run.outcomes[b], scoring.locomo_scored_hit),
+        }
+        for b in budgets
+    }
+    head = per_budget[main_budget(budgets)]
+    data_block = dict(dataset.counts)
+    data_block["categories"] = scoring.category_check(dataset.questions)
+    data_block["answers_without_content_words"] = sum(
+        1
+        for q in dataset.questions
+        if q.category in REACHABLE_CATEGORIES and not answer_tokens(q.answer)
+    )
+    settings = _settings_block(run, budgets, names, options)
+    settings["conversations"] = [c.id for c in dataset.conversations]
+    summary: dict[str, Any] = {
+        "benchmark": "locomo",
+        "arms": head["arms"],
+        "pairs": head["pairs"],
+        "data": data_block,
+        "settings": settings,
+        "command": _command(
+            "locomo",
+            [
+                ("--data", str(Path(data).resolve())),
+                ("--arms", ",".join(names)),
+                ("--budget", ",".join(map(str, budgets))),
+                ("--out", str(Path(out).resolve())),
+                ("--conversations", ",".join(wanted) if wanted else None),
+                ("--preset", preset_name),
+            ],
+        ),
+    }
+    if len(budgets) > 1:
+        summary["budgets"] = {str(b): per_budget[b] for b in budgets}
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    _write(target, dataset, run, budgets, ranks=False)
+    report.write_json(target / "summary.json", summary)
+    (target / "summary.md").write_text(report.locomo_markdown(summary), encoding="utf-8")
+    charts.locomo_charts(target, summary)
+    return summary
+
+
+def run_longmemeval(
+    data: str | Path,
+    *,
+    out: str | Path,
+    arms: str | Sequence[str] = ARM_NAMES,
+    limit: int | None = None,
+    budget: int = MAIN_BUDGET,
+    preset: str | None = None,
+    embedder: Embedder | None = None,
+    progress: bool = True,
+    options: ArmOptions | None = None,
+) -> dict[str, Any]:
+    """``nmafc eval longmemeval``: the same outputs, scored by session and turn rank."""
+    names, budgets, preset_name = parse_arms(arms), parse_budgets(budget), resolve_preset(preset)
+    options = options or ArmOptions()
+    dataset = load_longmemeval(Path(data), limit)
+    model, owned = _own_embedder(embedder)
+    try:
+        run = execute(
+            dataset,
+            names,
+            budgets,
+            preset_name,
+            model,
+            options,
+            engine_per_conversation=False,
+            progress=progress,
+            rank_sessions=True,
+        )
+    finally:
+        if owned:
+            model.close()
+    types = list(dataset.counts["questions_by_type"])
+    outcomes = run.outcomes[budgets[0]]
+    settings = _settings_block(run, budgets, names, options)
+    settings["limit"] = limit
+    summary: dict[str, Any] = {
+        "benchmark": "longmemeval",
+        "arms": {a: scoring.longmemeval_arm(outcomes[a], run.timings[a], types) for a in names},
+        "pairs": scoring.mcnemar_pairs(outcomes, scoring.lme_main_hit),
+        "data": dict(dataset.counts),
+        "settings": settings,
+        "command": _command(
+            "longmemeval",
+            [
+                ("--data", str(Path(data).resolve())),
+                ("--arms", ",".join(names)),
+                ("--out", str(Path(out).resolve())),
+                ("--limit", None if limit is None else str(limit)),
+                # Flags beyond the documented ones appear only when they differ from defaults.
+                ("--budget", None if budget == MAIN_BUDGET else str(budget)),
+                ("--preset", preset),
+            ],
+        ),
+    }
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    _write(target, dataset, run, budgets, ranks=True)
+    report.write_json(target / "summary.json", summary)
+    (target / "summary.md").write_text(report.longmemeval_markdown(summary), encoding="utf-8")
+    charts.longmemeval_charts(target, summary)
+    return summary

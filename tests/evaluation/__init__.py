@@ -1,0 +1,1 @@
+"""Tests of the benchmark harness (nmafc.evaluation)."""
