@@ -86,3 +86,13 @@ def test_agent_wide_recall_spans_conversations_but_never_agents(engine: MemoryEn
     assert owners == {"monday", "tuesday"}
     assert all(h.record.agent_id == "agent-x" for h in wide.hits if h.record)
     assert "grey" not in wide.context
+
+
+def test_listeners_hear_every_committed_write_once(engine: MemoryEngine, scope: Scope) -> None:
+    heard: list[tuple[Scope, list[str]]] = []
+    engine.subscribe(lambda s, events: heard.append((s, [e.kind.value for e in events])))
+    engine.remember(scope, [say("I keep bees.")])
+    engine.recall(scope, "bees", RecallOptions())
+    engine.purge(scope)
+    assert [kinds for _, kinds in heard] == [["turn", "add"], ["reinforce"], ["purge"]]
+    assert {s for s, _ in heard} == {scope}

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from nmafc.core.decay import DecayParams
@@ -21,6 +22,8 @@ from nmafc.storage.cold import ColdSession, ColdStore, ScopeRow
 
 T = TypeVar("T")
 Build = Callable[[ColdSession, ScopeRow], tuple[ChangeSet, T]]
+Listener = Callable[[Scope, list[Event]], None]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -33,6 +36,7 @@ class EngineContext:
     extractor: Extractor
     locks: ScopeLocks
     decay: DecayParams
+    listeners: list[Listener] = field(default_factory=list)
 
     def clock(self, turn: float) -> float:
         """The decay clock at scope turn ``turn``: the turn itself, or wall-clock hours."""
@@ -61,7 +65,18 @@ class EngineContext:
                 else:
                     stored = []
             self.hot.commit(row, stored, changes.vectors, defer=defer_hot)
+        self.publish(scope, stored)
         return result, stored
+
+    def publish(self, scope: Scope, events: list[Event]) -> None:
+        """Tell listeners (the live-event hub) about committed events; never fails a write."""
+        if not events:
+            return
+        for listener in self.listeners:
+            try:
+                listener(scope, events)
+            except Exception:  # a broken listener must not turn a durable write into an error
+                log.exception("event listener failed")
 
     def flush_hot(self) -> int:
         """Write every scope's deferred Hot changes to LanceDB; returns how many scopes."""

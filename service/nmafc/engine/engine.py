@@ -26,7 +26,7 @@ from nmafc.embedding.base import Embedder
 from nmafc.embedding.factory import create_embedder
 from nmafc.embedding.tokens import default_counter
 from nmafc.engine.archive import Archive
-from nmafc.engine.context import EngineContext
+from nmafc.engine.context import EngineContext, Listener
 from nmafc.engine.history import History, PurgeReceipt, RecordHistory, RollbackResult
 from nmafc.engine.hot_tier import HotTier
 from nmafc.engine.locks import ScopeLocks
@@ -129,6 +129,10 @@ class MemoryEngine:
         if repaired:
             log.warning("replayed %d scope(s) whose Hot state lagged the log", len(repaired))
         return engine
+
+    def subscribe(self, listener: Listener) -> None:
+        """Call ``listener(scope, events)`` after every committed write (and purge)."""
+        self.ctx.listeners.append(listener)
 
     # -- writes -----------------------------------------------------------------------
 

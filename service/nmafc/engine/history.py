@@ -140,8 +140,11 @@ class History:
             for key, value in _delete_all(session, scope).items():
                 totals[key] = totals.get(key, 0) + value
             tombstone = session.events.append_tombstone(scope, {"deleted": dict(totals)})
+            stored = session.events.by_ids(scope, [tombstone])
         hot_rows += self.ctx.hot.purge(scope)
         self.ctx.archive.drop(scope)
+        for event in stored:
+            self.ctx.publish(Scope(scope.agent_id, "_agent"), [event])
         return PurgeReceipt(str(scope), totals, hot_rows, tombstone)
 
     def _purge_scope(self, scope: Scope, *, tombstone: bool) -> PurgeReceipt:
@@ -153,8 +156,10 @@ class History:
                     if tombstone
                     else None
                 )
+                stored = session.events.by_ids(scope, [event_id] if event_id else [])
             hot_rows = self.ctx.hot.purge(scope)
             self.ctx.archive.drop(scope)
+        self.ctx.publish(scope, stored)
         return PurgeReceipt(str(scope), counts, hot_rows, event_id)
 
 

@@ -89,6 +89,17 @@ class EventsRepo:
         ).scalar_one()
         return int(event_id)
 
+    def by_ids(self, scope: AnyScope, ids: Sequence[int]) -> list[Event]:
+        """Specific events (of this scope or agent) by id, in id order."""
+        if not ids:
+            return []
+        rows = self._conn.execute(
+            select(events)
+            .where(where_scope(events, scope), events.c.id.in_(list(ids)))
+            .order_by(events.c.id)
+        )
+        return [event_from_row(r) for r in rows]
+
     def since(self, scope: Scope, seq: int, limit: int | None = None) -> list[Event]:
         """Events after ``seq``, in order."""
         query = (
