@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck bench-engine clean
+.PHONY: run demo openapi test lint typecheck bench-engine bench-http clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -12,8 +12,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-run: $(STAMP)  ## the embedded default: remember a conversation and recall from it
+run: $(STAMP)  ## the HTTP service on the embedded default, at http://127.0.0.1:8000
+	$(BIN)/nmafc serve
+
+demo: $(STAMP)  ## remember a short conversation and recall from it, in-process
 	$(BIN)/nmafc demo
+
+openapi: $(STAMP)  ## regenerate the committed OpenAPI document
+	$(BIN)/nmafc openapi > openapi/openapi.json
+
+bench-http: $(STAMP)  ## recall over HTTP, 32 clients, 10^5 records in 1 and in 1,000 scopes
+	$(BIN)/nmafc bench http --records 100000 --scopes 1,1000 --clients 32 --out benchmarks/results
 
 test: $(STAMP)  ## lint, type-check and the full test suite (PostgreSQL and S3 included)
 	$(BIN)/ruff check service tests benchmarks

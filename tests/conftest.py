@@ -177,6 +177,9 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
             f"-volume.port.grpc={grpc['volume']}",
             f"-filer.port.grpc={grpc['filer']}",
             f"-s3.port.grpc={grpc['s3']}",
+            # Side servers on fixed ports would collide between parallel test workers.
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
             "-volume.max=0",
         ],
         stdout=log,

@@ -9,16 +9,26 @@ The tree::
     │   ├── UnknownTier
     │   ├── VectorDimensionMismatch
     │   └── InvalidSnapshot
+    │   └── RequestValidationFailed
+    ├── MalformedRequest (400)
+    ├── Unauthorized (401)
     ├── NotFound (404)
-    │   └── MemoryNotFound
+    │   ├── MemoryNotFound
+    │   ├── AgentNotReachable
+    │   └── RouteNotFound
+    ├── MethodNotAllowed (405)
     ├── Conflict (409)
+    │   └── VersionConflict
+    ├── PayloadTooLarge (413)
+    ├── TooManyConnections (503, retryable)
     ├── ConfigurationError (500, raised at start-up, never for client input)
     │   ├── EmbeddingModelMismatch
     │   ├── ModelIntegrityError
     │   └── MissingExtra
     ├── StoreUnavailable (503, retryable)
     │   └── EmbeddingUnavailable
-    └── StoreNotWritable (503)
+    ├── StoreNotWritable (503)
+    └── InternalError (500, a bug: never raised for client input)
 
 A caller can always show ``str(error)``: it ends with the fix.
 """
@@ -84,6 +94,29 @@ class InvalidSnapshot(InvalidInput):
     default_fix = "Import a snapshot written by `export_snapshot` of a compatible store."
 
 
+class RequestValidationFailed(InvalidInput):
+    code = "request_validation_failed"
+    title = "Request does not match the API schema"
+    default_fix = "Fix the fields listed in `errors`; the schema is at /openapi.json."
+
+
+class MalformedRequest(NmafcError):
+    status = 400
+    code = "malformed_request"
+    title = "Malformed request"
+    default_fix = "Send a complete request whose body matches its Content-Type."
+
+
+class Unauthorized(NmafcError):
+    status = 401
+    code = "unauthorized"
+    title = "Missing or unknown API key"
+    default_fix = (
+        "Send `Authorization: Bearer <key>` with a key from NMAFC_API_KEYS or from "
+        "`nmafc keys create --agent <agent>`."
+    )
+
+
 class NotFound(NmafcError):
     status = 404
     code = "not_found"
@@ -97,11 +130,53 @@ class MemoryNotFound(NotFound):
     default_fix = "List memories (GET /v1/memories) to find a valid id in this scope."
 
 
+class AgentNotReachable(NotFound):
+    code = "agent_not_reachable"
+    title = "Not found"
+    default_fix = (
+        "Use the agent your API key is bound to (omit X-Agent-ID to default to it), "
+        "or an admin key."
+    )
+
+
+class RouteNotFound(NotFound):
+    code = "route_not_found"
+    title = "No such route"
+    default_fix = "See the routes at /docs (or /openapi.json)."
+
+
+class MethodNotAllowed(NmafcError):
+    status = 405
+    code = "method_not_allowed"
+    title = "Method not allowed on this route"
+    default_fix = "See the methods each route accepts at /docs (or /openapi.json)."
+
+
 class Conflict(NmafcError):
     status = 409
     code = "conflict"
     title = "Conflict"
     default_fix = "Re-read the resource and retry the change."
+
+
+class VersionConflict(Conflict):
+    code = "version_conflict"
+    title = "Memory changed since it was read"
+    default_fix = "GET the memory again and send its current `version` as `expected_version`."
+
+
+class PayloadTooLarge(NmafcError):
+    status = 413
+    code = "payload_too_large"
+    title = "Request body too large"
+    default_fix = "Send smaller batches, or raise NMAFC_SERVER_MAX_BODY_BYTES."
+
+
+class TooManyConnections(NmafcError):
+    status = 503
+    code = "too_many_connections"
+    title = "Too many live connections"
+    default_fix = "Retry later, or raise NMAFC_LIVE_MAX_CONNECTIONS."
 
 
 class ConfigurationError(NmafcError):
@@ -156,6 +231,23 @@ class StoreNotWritable(NmafcError):
     code = "store_not_writable"
     title = "Store is not writable"
     default_fix = "Free disk space or fix permissions on the data directory (NMAFC_DATA_DIR)."
+
+
+class InternalError(NmafcError):
+    """An unexpected failure; logged with its request id. A bug, never the caller's fault."""
+
+    status = 500
+    code = "internal_error"
+    title = "Internal error"
+    default_fix = "Retry; if it persists, report it with the request_id from this response."
+
+
+def by_code(code: str) -> type[NmafcError]:
+    """The error class with this stable code (the HTTP client re-raises typed errors)."""
+    for cls in catalogue():
+        if cls.code == code:
+            return cls
+    return NmafcError
 
 
 def catalogue() -> list[type[NmafcError]]:

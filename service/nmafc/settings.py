@@ -170,6 +170,116 @@ class RetrievalSettings(BaseModel):
     budget_tokens: int = Field(1000, ge=50, description="Default context budget per recall.")
 
 
+class ServerSettings(BaseModel):
+    """The HTTP service (``nmafc serve``)."""
+
+    host: str = Field(
+        "127.0.0.1",
+        description="Interface to bind. Binding beyond loopback with no API key configured "
+        "is refused unless NMAFC_AUTH=off.",
+    )
+    port: int = Field(8000, ge=1, le=65535, description="TCP port to listen on.")
+    max_body_bytes: int = Field(
+        4 * 1024 * 1024, ge=1024, description="Largest request body accepted; larger is 413."
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description='Browser origins allowed to call the API (JSON list, e.g. ["http://localhost:3000"]).',
+    )
+    recall_concurrency: int = Field(
+        4,
+        ge=1,
+        description="Searches computed at once; more wait their turn in arrival order. On a "
+        "small machine this keeps tail latency near the median instead of letting every "
+        "request slow every other.",
+    )
+    retry_after_s: int = Field(
+        5, ge=1, description="Retry-After seconds sent with 503 when a store is unreachable."
+    )
+    log_format: Literal["json", "text"] = Field(
+        "json", description="Log lines as JSON objects (one per line) or as plain text."
+    )
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        "info", description="Lowest level logged."
+    )
+
+
+class ApiSettings(BaseModel):
+    """API keys (``NMAFC_API_KEYS``) and how they are hashed."""
+
+    keys: SecretStr | None = Field(
+        None,
+        description='Bootstrap keys as "secret:agent" pairs, comma-separated; agent "*" makes '
+        'an admin key, e.g. "s1:agent-a,s2:*". Keys may also live hashed in the Cold ROM '
+        "(nmafc keys create).",
+    )
+    key_pepper: SecretStr | None = Field(
+        None,
+        description="Secret mixed into every stored key hash. Unset: a random pepper is "
+        "generated once and kept in the Cold ROM. Changing it invalidates stored keys.",
+    )
+    keys_cache_s: float = Field(
+        1.0,
+        ge=0,
+        description='With NMAFC_AUTH=auto and no bootstrap keys: how long a "no key was '
+        'ever stored" answer is trusted before the Cold ROM is asked again (once a key '
+        "exists, auth stays on).",
+    )
+
+
+class LiveSettings(BaseModel):
+    """The ``/ws/live`` event stream."""
+
+    queue_size: int = Field(
+        1000,
+        ge=1,
+        description="Events buffered per connection; a client that falls this far "
+        "behind is disconnected (close code 1013) so it never slows ingestion.",
+    )
+    max_connection_s: float = Field(
+        3600.0, gt=0, description="Longest a connection stays open before the server closes it."
+    )
+    handshake_timeout_s: float = Field(
+        10.0, gt=0, description="Time a client has to send its auth and filter messages."
+    )
+    backfill: int = Field(
+        100,
+        ge=0,
+        le=1000,
+        description="Recent events sent on subscribe unless the filter "
+        "asks for another number (at most 1000).",
+    )
+    max_connections: int = Field(
+        1000, ge=1, description="Live connections per process; more are refused (1013)."
+    )
+
+
+class MaintenanceSettings(BaseModel):
+    """Background services: each has a switch and an interval."""
+
+    pass_enabled: bool = Field(
+        True, description="Run prune + consolidation for every scope that is due."
+    )
+    pass_interval_s: float = Field(
+        30.0, gt=0, description="Seconds between walks over the scopes that are due."
+    )
+    scopes_per_run: int = Field(
+        200, ge=1, description="Most scopes one walk maintains (the rest wait for the next)."
+    )
+    compaction_enabled: bool = Field(
+        True, description="Merge LanceDB fragments and drop removed rows periodically."
+    )
+    compaction_interval_s: float = Field(
+        3600.0, gt=0, description="Seconds between compactions of the Hot store."
+    )
+    flush_enabled: bool = Field(
+        True, description="Write deferred Hot changes (reinforcements) to LanceDB periodically."
+    )
+    flush_interval_s: float = Field(
+        15.0, gt=0, description="Seconds between flushes of deferred Hot changes."
+    )
+
+
 class Settings(BaseSettings):
     """Every NMAFC setting."""
 
@@ -194,6 +304,16 @@ class Settings(BaseSettings):
     decay: DecaySettings = Field(default_factory=DecaySettings)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    auth: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="API authentication. auto: on as soon as any key exists (NMAFC_API_KEYS "
+        "or the Cold ROM); on: always (no key, no access); off: never - anyone who reaches "
+        "the port reads every agent's memory.",
+    )
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    live: LiveSettings = Field(default_factory=LiveSettings)
+    maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
 
     @classmethod
     def settings_customise_sources(

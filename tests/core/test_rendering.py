@@ -14,12 +14,16 @@ def _turn(i: int, text: str) -> Turn:
     return Turn(i, "a", "c", float(i), "user", "Caroline", text, occurred_at=T0)
 
 
-def test_a_valid_fact_says_when_it_was_learnt_and_a_closed_one_its_window() -> None:
-    assert fact_line(record(content="Caroline lives in Paris.")) == (
-        "- [8 May 2023] Caroline lives in Paris."
-    )
+def test_facts_are_grouped_under_the_day_learnt_and_closed_ones_show_their_end() -> None:
+    assert fact_line(record(content="Caroline lives in Paris.")) == "- Caroline lives in Paris."
     closed = invalidate(record(content="Caroline lives in Paris."), 9, T0, InvalidReason.OVERRIDE)
-    assert fact_line(closed) == "- [8 May 2023 → 8 May 2023, override] Caroline lives in Paris."
+    assert fact_line(closed) == "- Caroline lives in Paris. (until 8 May 2023: override)"
+    out = render(
+        [Candidate(record=record(content="A.")), Candidate(record=record(content="B."))],
+        budget_tokens=200,
+        count=COUNT,
+    )
+    assert out.text.splitlines()[:4] == ["<FACTS>", "8 May 2023:", "- A.", "- B."]
 
 
 def test_the_budget_is_never_exceeded() -> None:

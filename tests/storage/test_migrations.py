@@ -48,7 +48,10 @@ def test_keyword_search_structures_exist_per_dialect(cold_uri: str) -> None:
                 assert sorted(kinds) == [("facts", "tsvector"), ("turns", "tsvector")]
                 indexes = (
                     conn.execute(
-                        text("SELECT indexdef FROM pg_indexes WHERE indexname LIKE 'ix_%_search'")
+                        text(
+                            "SELECT indexdef FROM pg_indexes WHERE indexname LIKE 'ix_%_search' "
+                            "AND schemaname = current_schema()"
+                        )
                     )
                     .scalars()
                     .all()

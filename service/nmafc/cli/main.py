@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 from nmafc import errors
 from nmafc.settings import Settings, load_settings
@@ -29,6 +30,36 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nmafc", description=__doc__)
     parser.add_argument("--config", type=Path, help="TOML settings file (or NMAFC_CONFIG)")
     sub = parser.add_subparsers(title="commands")
+
+    serve = sub.add_parser("serve", help="run the HTTP + WebSocket service")
+    serve.add_argument("--host", default=None, help="interface (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port (default 8000)")
+    serve.set_defaults(run=lambda a: _service().serve(_settings_from(a), a.host, a.port))
+
+    worker = sub.add_parser("worker", help="run only the background maintenance services")
+    worker.set_defaults(run=lambda a: _service().worker(_settings_from(a)))
+
+    keys = sub.add_parser("keys", help="manage API keys stored (hashed) in the Cold ROM")
+    keys_sub = keys.add_subparsers(title="actions")
+    create = keys_sub.add_parser("create", help="create a key and print its secret once")
+    bound = create.add_mutually_exclusive_group(required=True)
+    bound.add_argument("--agent", help="bind the key to this agent")
+    bound.add_argument("--admin", action="store_true", help="an admin key (any agent)")
+    create.add_argument("--name", default="", help="a label for listings")
+    create.set_defaults(
+        run=lambda a: _service().keys_create(_settings_from(a), a.agent, a.admin, a.name)
+    )
+    listing = keys_sub.add_parser("list", help="list keys (prefixes, never secrets)")
+    listing.add_argument("--agent", default=None, help="only this agent's keys")
+    listing.add_argument("--revoked", action="store_true", help="include revoked keys")
+    listing.set_defaults(run=lambda a: _service().keys_list(_settings_from(a), a.agent, a.revoked))
+    revoke = keys_sub.add_parser("revoke", help="revoke a key by id or prefix")
+    revoke.add_argument("ref", help="the key's id or prefix (see `nmafc keys list`)")
+    revoke.add_argument("--agent", default=None, help="only among this agent's keys")
+    revoke.set_defaults(run=lambda a: _service().keys_revoke(_settings_from(a), a.ref, a.agent))
+
+    openapi = sub.add_parser("openapi", help="print the OpenAPI document of the service")
+    openapi.set_defaults(run=lambda a: _service().openapi(_settings_from(a)))
 
     demo = sub.add_parser("demo", help="remember a short conversation and recall from it")
     demo.set_defaults(run=_demo)
@@ -68,7 +99,23 @@ def _parser() -> argparse.ArgumentParser:
     engine.add_argument("--queries", type=int, default=300)
     engine.add_argument("--out", type=Path, default=Path("bench-results"))
     engine.set_defaults(run=_bench_engine)
+    http = bench_sub.add_parser("http", help="recall latency and throughput over HTTP")
+    http.add_argument("--records", type=int, default=100_000, help="records in total")
+    http.add_argument("--scopes", default="1,1000", help="scope counts to run, comma-separated")
+    http.add_argument("--clients", type=int, default=32, help="concurrent clients")
+    http.add_argument("--duration", type=float, default=30.0, help="seconds of load per run")
+    http.add_argument("--url", default=None, help="an already running service (else: start one)")
+    http.add_argument("--api-key", default=None, help="key for --url")
+    http.add_argument("--reinforce", action="store_true", help="recalls reinforce (writes)")
+    http.add_argument("--out", type=Path, default=Path("bench-results"))
+    http.set_defaults(run=_bench_http)
     return parser
+
+
+def _service() -> ModuleType:
+    from nmafc.cli import service
+
+    return service
 
 
 def _settings_from(args: argparse.Namespace) -> Settings:
@@ -148,6 +195,23 @@ def _bench_engine(args: argparse.Namespace) -> int:
     report = run(sizes, args.out, args.queries)
     print(markdown(report))
     return 0
+
+
+def _bench_http(args: argparse.Namespace) -> int:
+    from nmafc.bench.http_bench import HttpBenchOptions, markdown, run
+
+    options = HttpBenchOptions(
+        records=args.records,
+        scopes=[int(s) for s in args.scopes.split(",") if s],
+        clients=args.clients,
+        duration_s=args.duration,
+        url=args.url,
+        api_key=args.api_key,
+        reinforce=args.reinforce,
+    )
+    report = run(options, args.out)
+    print(markdown(report))
+    return 0 if all(r["errors"] == 0 for r in report["results"]) else 1
 
 
 if __name__ == "__main__":

@@ -37,7 +37,12 @@ class EventKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One entry of a scope's log. ``seq`` orders events within the scope."""
+    """One entry of a scope's log. ``seq`` orders events within the scope.
+
+    ``agent_id`` / ``conversation_id`` name the scope an event was read from or published
+    for (an agent-wide purge tombstone has conversation ``*``); they take no part in
+    equality, since the log position is what identifies an event.
+    """
 
     kind: EventKind
     turn: float
@@ -47,6 +52,8 @@ class Event:
     seq: int = 0
     id: int = 0
     created_at: datetime = field(default_factory=utcnow)
+    agent_id: str | None = field(default=None, compare=False)
+    conversation_id: str | None = field(default=None, compare=False)
 
     def payload(self) -> dict[str, Any]:
         """The JSON stored in the log."""
@@ -66,6 +73,8 @@ class Event:
         seq: int,
         id: int,
         created_at: datetime,
+        agent_id: str | None = None,
+        conversation_id: str | None = None,
     ) -> Event:
         """Rebuild an event read back from the log."""
         return cls(
@@ -77,6 +86,8 @@ class Event:
             seq=seq,
             id=id,
             created_at=created_at,
+            agent_id=agent_id,
+            conversation_id=conversation_id,
         )
 
 

@@ -26,4 +26,7 @@ class FactDraft:
     overrides_entity: str | None = None
     message_index: int | None = None
     source_turn_ids: tuple[int, ...] = ()
+    context: str | None = None
+    """What the fact answers (the question just asked by someone else): embedded with the
+    fact so "It was Matt" is found by "who played at the concert?", never rendered."""
     vector: npt.NDArray[np.float32] | None = field(default=None, compare=False)

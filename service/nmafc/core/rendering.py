@@ -3,12 +3,17 @@
 ::
 
     <FACTS>
-    - [8 May 2023] Caroline went to a LGBTQ support group yesterday (7 May 2023).
-    - [9 June 2023 → 3 July 2023, override] Caroline lives in Paris.
+    8 May 2023:
+    - Caroline went to a LGBTQ support group yesterday (7 May 2023).
+    9 June 2023:
+    - Caroline lives in Paris. (until 3 July 2023: override)
     </FACTS>
     <SOURCES>
-    [8 May 2023 · turn 3] Caroline: I went to a LGBTQ support group yesterday and it was …
+    [8 May 2023 · turn 3] Caroline: I went to a LGBTQ support group yesterday (7 May 2023) …
     </SOURCES>
+
+Facts are grouped under the date they were learnt (chronologically), so a date costs its
+tokens once per group rather than once per line.
 
 Candidates are packed in rank order. A fact costs a line and stands in for its source turn;
 the best source turns are hydrated whole (graded hydration), later turn hits only as their
@@ -21,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from nmafc.core.extraction.timeexpr import resolve
 from nmafc.core.records import MemoryRecord
 from nmafc.core.text import overlap, sentences
 from nmafc.core.turns import Turn
@@ -39,22 +45,27 @@ def format_date(moment: datetime) -> str:
     return f"{moment.day} {moment.strftime('%B %Y')}"
 
 
-def fact_line(record: MemoryRecord) -> str:
-    """One fact, prefixed with when it was learnt; closed facts show their whole window."""
-    start = format_date(record.valid_at_time)
+def fact_line(record: MemoryRecord, excerpt: str | None = None) -> str:
+    """One fact under its date header; a closed fact also says until when, and why."""
+    content = record.content if excerpt is None else excerpt
     if record.invalid_at is None:
-        return f"- [{start}] {record.content}"
+        return f"- {content}"
     end = (
         format_date(record.invalid_at_time)
         if record.invalid_at_time
         else f"turn {record.invalid_at:g}"
     )
-    return f"- [{start} → {end}, {record.invalid_reason}] {record.content}"
+    return f"- {content} (until {end}: {record.invalid_reason})"
+
+
+def date_header(record: MemoryRecord) -> str:
+    """The group a fact is listed under: the day it was learnt."""
+    return f"{format_date(record.valid_at_time)}:"
 
 
 def turn_line(turn: Turn, text: str | None = None) -> str:
-    """One source turn, whole or trimmed to ``text``."""
-    body = turn.content if text is None else text
+    """One source turn, whole or trimmed to ``text``, its relative dates made absolute."""
+    body = resolve(turn.content if text is None else text, turn.occurred_at)[0]
     captions = turn.extra.get("captions") if turn.extra else None
     if text is None and captions:
         body = f"{body} [shared an image: {'; '.join(captions)}]"
@@ -86,6 +97,13 @@ class Hydration:
     full_turns: int = 3
     trimmed_lines: int = 1
     source_share: float = 0.4
+    fact_sentences: int = 0
+    """Beyond the first ``full_turns`` facts, show a long fact as only this many of its
+    best-matching sentences (0 shows every fact whole)."""
+    turn_for_fact: float = 0.0
+    """Show a fact's whole source turn instead of the fact when the turn costs at most this
+    many times the fact line: the verbatim turn carries more of what was said for about the
+    same tokens (0 disables)."""
 
 
 @dataclass(slots=True)
@@ -95,6 +113,8 @@ class Rendered:
     fact_ids: list[str] = field(default_factory=list)
     turn_ids: list[int] = field(default_factory=list)
     covered_turn_ids: list[int] = field(default_factory=list)
+    shown_as_turns: list[str] = field(default_factory=list)
+    """Facts recalled but shown through their verbatim source turn."""
 
 
 def render(
@@ -110,11 +130,35 @@ def render(
     available = max(0, budget_tokens - wrapper)
     source_cap = int(available * hydration.source_share)
     facts: list[tuple[MemoryRecord, str]] = []
+    headers: set[str] = set()
     sources: dict[int, str] = {}
     covered: dict[int, None] = {}
     used = used_by_sources = 0
     whole_turns = 0
     deferred: list[tuple[int, str]] = []
+
+    swapped: list[str] = []
+
+    def swap_for_turn(record: MemoryRecord, sources_: tuple[Turn, ...], fact_cost: int) -> bool:
+        """Show the fact's single source turn instead, when that is about as cheap."""
+        nonlocal used
+        if hydration.turn_for_fact <= 0 or len(sources_) != 1:
+            return False
+        turn = sources_[0]
+        if turn.retracted:
+            return False
+        if turn.id in sources:
+            swapped.append(record.id)
+            return True
+        line = turn_line(turn)
+        cost = count(line) + 1
+        if cost > fact_cost * hydration.turn_for_fact or used + cost > available:
+            return False
+        sources[turn.id] = line
+        covered.setdefault(turn.id, None)
+        used += cost
+        swapped.append(record.id)
+        return True
 
     def take_source(turn: Turn, whole: bool) -> None:
         nonlocal used, used_by_sources, whole_turns
@@ -137,10 +181,22 @@ def render(
 
     for candidate in candidates:
         if candidate.record is not None:
-            line = fact_line(candidate.record)
+            excerpt = None
+            if hydration.fact_sentences and len(facts) >= hydration.full_turns:
+                trimmed = best_lines(
+                    candidate.record.content, query_terms, hydration.fact_sentences
+                )
+                excerpt = trimmed if trimmed != candidate.record.content else None
+            line = fact_line(candidate.record, excerpt)
             cost = count(line) + 1
+            if swap_for_turn(candidate.record, candidate.sources, cost):
+                continue
+            header = date_header(candidate.record)
+            if header not in headers:
+                cost += count(header) + 1
             if used + cost > available:
                 continue
+            headers.add(header)
             facts.append((candidate.record, line))
             used += cost
             for turn_id in candidate.record.source_turn_ids:
@@ -163,7 +219,7 @@ def render(
 
     parts: list[str] = []
     if facts:
-        parts += [OPEN_FACTS, *(line for _, line in facts), CLOSE_FACTS]
+        parts += [OPEN_FACTS, *_grouped(facts), CLOSE_FACTS]
     if sources:
         parts += [OPEN_SOURCES, *sources.values(), CLOSE_SOURCES]
     text = "\n".join(parts)
@@ -173,4 +229,19 @@ def render(
         fact_ids=[record.id for record, _ in facts],
         turn_ids=list(sources),
         covered_turn_ids=list(covered),
+        shown_as_turns=swapped,
     )
+
+
+def _grouped(facts: Sequence[tuple[MemoryRecord, str]]) -> list[str]:
+    """Fact lines under their date headers, dates in order, facts in rank order within."""
+    groups: dict[str, list[str]] = {}
+    first_seen: dict[str, datetime] = {}
+    for record, line in facts:
+        header = date_header(record)
+        groups.setdefault(header, []).append(line)
+        first_seen.setdefault(header, record.valid_at_time)
+    lines: list[str] = []
+    for header in sorted(groups, key=lambda h: first_seen[h]):
+        lines += [header, *groups[header]]
+    return lines

@@ -24,7 +24,7 @@ class RetrievalConfig(BaseModel):
     graph_max_fanout: int = Field(
         25, ge=1, description="Entities linked to more records than this are not walked."
     )
-    rrf_k: int = Field(60, ge=1, description="Reciprocal Rank Fusion constant.")
+    rrf_k: int = Field(30, ge=1, description="Reciprocal Rank Fusion constant.")
     list_weights: dict[str, float] = Field(
         default_factory=lambda: {
             "vector": 1.0,
@@ -36,11 +36,18 @@ class RetrievalConfig(BaseModel):
         description="Weight of each ranked list in fusion.",
     )
     weight_influence: float = Field(
-        0.2,
+        0.1,
         ge=0.0,
         le=1.0,
         description="How much a fact's decayed weight scales its fused score "
         "(a bounded multiplier: score · (1 − m + m·w)); never a filter.",
+    )
+    diversity: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="Maximal Marginal Relevance weight when ordering fused hits: 0 keeps "
+        "the fused order; higher spreads the context over more distinct facts.",
     )
     rerank_top_k: int = Field(
         60,
@@ -54,6 +61,18 @@ class RetrievalConfig(BaseModel):
     )
     source_share: float = Field(
         0.4, ge=0.0, le=1.0, description="Most of the budget source turns may take."
+    )
+    fact_sentences: int = Field(
+        0,
+        ge=0,
+        description="Beyond the first hydrate_full_turns facts, show a long fact as its best "
+        "sentences only (0 shows facts whole).",
+    )
+    turn_for_fact: float = Field(
+        1.3,
+        ge=0.0,
+        description="Show a fact's source turn instead of the fact when the turn costs at "
+        "most this many times the fact line (0 disables).",
     )
 
 

@@ -45,4 +45,13 @@ class AgentScope:
         return f"{self.agent_id}/*"
 
 
+@dataclass(frozen=True, slots=True)
+class AllAgents:
+    """The deliberate, admin-only reach over every agent (API key administration)."""
+
+    def __str__(self) -> str:
+        return "*"
+
+
 AnyScope = Scope | AgentScope
+KeyOwner = AgentScope | AllAgents

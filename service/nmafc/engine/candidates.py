@@ -25,6 +25,7 @@ from nmafc.storage.cold.keyword import FactFilter
 from nmafc.storage.hot.working_set import WorkingSet
 
 Vector = npt.NDArray[np.float32]
+_REPLY_DEPTH = 10  # how many of the best turn hits may bring their reply
 
 
 @dataclass
@@ -105,10 +106,20 @@ def turn_hits(
         return []
     with cold.read() as session:
         hits = session.search.turns(scope, query, limit=limit, corpus_size=corpus_size)
+        # A question that matches is often answered by the next turn ("Who played?" →
+        # "It was Matt"), which shares none of the words: bring the reply along.
+        asked = [turn for turn, _ in hits[:_REPLY_DEPTH] if turn.content.rstrip().endswith("?")]
+        replies = session.turns.replies(scope, asked) if asked else {}
+    ranked: list[int] = []
     for turn, relevance in hits:
         pool.turns[turn.id] = turn
         pool.turn_keyword[turn.id] = relevance
-    return [turn.id for turn, _ in hits]
+        ranked.append(turn.id)
+        reply = replies.get(turn.id)
+        if reply is not None and reply.id not in pool.turns:
+            pool.turns[reply.id] = reply
+            ranked.append(reply.id)
+    return ranked
 
 
 def dated_turn_hits(

@@ -18,9 +18,11 @@ from nmafc.core.events import Event
 from nmafc.core.extraction import Extractor, VerbatimExtractor
 from nmafc.core.extraction.rule_based import ExtractionConfig, RuleExtractor
 from nmafc.core.facts import FactDraft
+from nmafc.core.graph import EntityGraph, entity_graph
 from nmafc.core.records import MemoryRecord
 from nmafc.core.retrieval import RetrievalConfig, preset
 from nmafc.core.scope import AnyScope, Scope
+from nmafc.core.tiers import parse_tier
 from nmafc.core.turns import Message
 from nmafc.embedding.base import Embedder
 from nmafc.embedding.factory import create_embedder
@@ -41,6 +43,21 @@ from nmafc.storage.hot.lance import HotStore, storage_options
 from nmafc.storage.hot.working_set import WorkingSetCache
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPage:
+    """One page of records; ``next_after`` is the cursor of the next page (None: last)."""
+
+    records: list[MemoryRecord]
+    next_after: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSizes:
+    cold_bytes: int
+    hot_rows: int
+    cache_bytes: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,9 +160,17 @@ class MemoryEngine:
         return self._writes.ingest(scope, facts)
 
     def update(
-        self, scope: Scope, record_id: str, *, content: str | None = None, tier: str | None = None
+        self,
+        scope: Scope,
+        record_id: str,
+        *,
+        content: str | None = None,
+        tier: str | None = None,
+        expected_version: int | None = None,
     ) -> MemoryRecord:
-        return self._writes.update(scope, record_id, content=content, tier=tier)
+        return self._writes.update(
+            scope, record_id, content=content, tier=tier, expected_version=expected_version
+        )
 
     def forget(self, scope: Scope, record_id: str) -> MemoryRecord:
         return self._writes.forget(scope, record_id)
@@ -174,6 +199,36 @@ class MemoryEngine:
         if record is None:
             raise MemoryNotFound(f"No memory {record_id!r} in {scope}.")
         return record
+
+    def page(
+        self,
+        scope: AnyScope,
+        *,
+        after: int = 0,
+        limit: int = 50,
+        tier: str | None = None,
+        entity: str | None = None,
+        include_invalidated: bool = False,
+    ) -> RecordPage:
+        """Current records in insertion order, a page at a time (``after`` is the cursor)."""
+        with self.ctx.cold.read() as session:
+            rows = session.facts.page(
+                scope,
+                after=after,
+                limit=limit + 1,
+                tier=parse_tier(tier) if tier is not None else None,
+                entity=entity,
+                include_invalidated=include_invalidated,
+            )
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return RecordPage([r for _, r in rows], rows[-1][0] if more and rows else None)
+
+    def graph(self, scope: AnyScope, *, max_nodes: int = 500) -> EntityGraph:
+        """The entity graph of the scope's (or agent's) valid records."""
+        with self.ctx.cold.read() as session:
+            records = session.facts.valid(scope)
+        return entity_graph(records, max_nodes)
 
     def history(self, scope: AnyScope, record_id: str) -> RecordHistory:
         return self._history.record(scope, record_id)
@@ -239,6 +294,23 @@ class MemoryEngine:
 
     def maintenance_due(self, scope: Scope) -> bool:
         return self._maintenance.due(scope)
+
+    def due_scopes(self, limit: int = 200) -> list[Scope]:
+        """Scopes whose maintenance is due (what the background service walks)."""
+        return self._maintenance.due_scopes(limit)
+
+    def ping(self) -> None:
+        """Raise :class:`StoreUnavailable` unless both stores answer."""
+        self.ctx.cold.ping()
+        self.ctx.hot.store.ping()
+
+    def store_sizes(self) -> StoreSizes:
+        """How big the stores are (for metrics; no tenant data)."""
+        return StoreSizes(
+            cold_bytes=self.ctx.cold.size_bytes(),
+            hot_rows=self.ctx.hot.store.total_rows(),
+            cache_bytes=self.ctx.hot.cache.nbytes() + self.ctx.archive.cache.nbytes(),
+        )
 
     def flush(self) -> int:
         """Write deferred Hot changes (reinforcements) to LanceDB now."""

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Literal
 
 from nmafc.core.decay import weight_at
-from nmafc.core.ranking import rrf
+from nmafc.core.ranking import mmr, rrf
 from nmafc.core.records import MemoryRecord
 from nmafc.core.rendering import Candidate, Hydration, Rendered, render
 from nmafc.core.retrieval import RetrievalConfig
@@ -28,6 +28,7 @@ from nmafc.engine.context import EngineContext
 from nmafc.errors import InvalidInput
 from nmafc.storage.cold import ScopeRow
 from nmafc.storage.cold.keyword import FactFilter
+from nmafc.storage.hot.working_set import Vector, WorkingSet
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,12 +149,16 @@ class Recall:
         }
         missing = [rid for rid in found.records if rid not in found.cosine]
         found.cosine.update(lists.cosines([*live, *archives], query_vector, missing))
-        hits = self._fuse(ranked, config, found, rows)[: options.top_k or config.rerank_top_k]
+        limit = options.top_k or config.rerank_top_k
+        hits = self._diversify(
+            self._fuse(ranked, config, found, rows), config, limit, [*live, *archives]
+        )
 
         rendered = self._render(scope, query, hits, options.budget_tokens, config)
         reinforced = 0
         if options.reinforce and not history:
-            reinforced = self._reinforce_rendered(rows, found.records, rendered.fact_ids)
+            recalled = [*rendered.fact_ids, *rendered.shown_as_turns]
+            reinforced = self._reinforce_rendered(rows, found.records, recalled)
         return RecallResult(
             query=query,
             context=rendered.text,
@@ -212,6 +217,25 @@ class Recall:
         hits.sort(key=lambda h: -h.score)
         return hits
 
+    @staticmethod
+    def _diversify(
+        hits: list[Hit], config: RetrievalConfig, limit: int, sets: Sequence[WorkingSet]
+    ) -> list[Hit]:
+        """Re-order the fused hits by MMR over fact vectors (turns are never penalised)."""
+        if config.diversity <= 0 or len(hits) <= 1:
+            return hits[:limit]
+        pool = hits[: limit * 2]
+        vectors: dict[str, Vector] = {}
+        for working in sets:
+            vectors.update(working.vectors([h.id for h in pool if h.kind == "fact"]))
+
+        def similarity(a: int, b: int) -> float | None:
+            va, vb = vectors.get(pool[a].id), vectors.get(pool[b].id)
+            return None if va is None or vb is None else float(va @ vb)
+
+        order = mmr([h.score for h in pool], similarity, config.diversity, limit)
+        return [pool[i] for i in order]
+
     def _render(
         self,
         scope: AnyScope,
@@ -220,8 +244,10 @@ class Recall:
         budget: int,
         config: RetrievalConfig,
     ) -> Rendered:
-        # The best facts bring their source turns for graded hydration: fetch just those.
-        lead = [h.record for h in hits if h.record is not None][: config.hydrate_full_turns]
+        # The best facts bring their source turns for graded hydration; with turn_for_fact
+        # every fact may be shown through its turn, so fetch the turns of all of them.
+        facts = [h.record for h in hits if h.record is not None]
+        lead = facts if config.turn_for_fact > 0 else facts[: config.hydrate_full_turns]
         wanted = [t for r in lead for t in r.source_turn_ids]
         with self.ctx.cold.read() as session:
             turns = session.turns.by_ids(scope, wanted) if wanted else {}
@@ -244,6 +270,8 @@ class Recall:
                 full_turns=config.hydrate_full_turns,
                 trimmed_lines=config.hydrate_lines,
                 source_share=config.source_share,
+                turn_for_fact=config.turn_for_fact,
+                fact_sentences=config.fact_sentences,
             ),
         )
 

@@ -21,7 +21,12 @@ from nmafc.core.turns import Message, Turn, validate_messages
 from nmafc.embedding.base import Vectors
 from nmafc.engine.changes import ChangeSet
 from nmafc.engine.context import EngineContext
-from nmafc.errors import InvalidInput, MemoryNotFound, VectorDimensionMismatch
+from nmafc.errors import (
+    InvalidInput,
+    MemoryNotFound,
+    VectorDimensionMismatch,
+    VersionConflict,
+)
 from nmafc.storage.cold import ColdSession, ScopeRow
 from nmafc.storage.cold.turns_repo import NewTurn
 
@@ -121,7 +126,7 @@ class Writes:
                 )
             out[i] = vector / norm
         if to_embed:
-            out[to_embed] = self.ctx.embedder.embed([drafts[i].content for i in to_embed])
+            out[to_embed] = self.ctx.embedder.embed([_embedding_text(drafts[i]) for i in to_embed])
         return out
 
     def _apply_drafts(
@@ -204,9 +209,19 @@ class Writes:
         return with_expiry(record, self.ctx.decay)
 
     def update(
-        self, scope: Scope, record_id: str, *, content: str | None = None, tier: str | None = None
+        self,
+        scope: Scope,
+        record_id: str,
+        *,
+        content: str | None = None,
+        tier: str | None = None,
+        expected_version: int | None = None,
     ) -> MemoryRecord:
-        """Edit a record: new content makes a new version; a tier change is in place."""
+        """Edit a record: new content makes a new version; a tier change is in place.
+
+        With ``expected_version`` the edit applies only if the record is still at that
+        version (optimistic concurrency), else :class:`VersionConflict`.
+        """
         if content is None and tier is None:
             raise InvalidInput("Nothing to change.", fix="Send `content` and/or `tier`.")
         if content is not None and not content.strip():
@@ -216,6 +231,10 @@ class Writes:
 
         def build(session: ColdSession, row: ScopeRow) -> tuple[ChangeSet, MemoryRecord]:
             current = self._valid_record(session, scope, record_id)
+            if expected_version is not None and current.version != expected_version:
+                raise VersionConflict(
+                    f"Memory {record_id!r} is at version {current.version}, not {expected_version}."
+                )
             changes = ChangeSet()
             updated = current.evolve(tier=new_tier or current.tier)
             if content is not None and vector is not None:
@@ -301,3 +320,8 @@ class Writes:
 def tier_or_default(value: str | Tier | None) -> Tier:
     """Parse an optional tier name, defaulting to ActiveContext."""
     return Tier.ACTIVE_CONTEXT if value is None else parse_tier(value)
+
+
+def _embedding_text(draft: FactDraft) -> str:
+    """The fact as embedded: with the question it answers, when it is a reply."""
+    return f"{draft.context} {draft.content}" if draft.context else draft.content

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from nmafc.core.entities import slugify
 from nmafc.core.extraction import pronouns, timeexpr
@@ -30,6 +30,32 @@ _TITLE = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 class ExtractionConfig:
     min_importance: float = 0.3
     max_facts_per_message: int = 12
+    max_unit_words: int = 60
+
+
+# A sentence that opens with one of these leans on the sentence before it ("It was great",
+# "So we left"): it is kept with its antecedent rather than stored as a fact about nothing.
+_CONTINUATION = re.compile(
+    r"^(?:it|it's|its|this|that|that's|these|those|they|they're|them|there|so|but|and|also|"
+    r"plus|which|he|she|his|her|their|then|still|even|especially|though|although|"
+    r"highly|definitely|totally|honestly|anyway)\b",
+    re.IGNORECASE,
+)
+
+
+_NEEDS_CONTEXT_WORDS = 20
+
+
+@dataclass(slots=True)
+class _Unit:
+    """A head sentence and the continuation sentences that lean on it."""
+
+    sentences: list[str]
+    importance: float
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.sentences)
 
 
 class RuleExtractor:
@@ -46,40 +72,63 @@ class RuleExtractor:
         for index, message in enumerate(messages):
             speaker = speakers[index]
             addressee = _addressee(speakers, index)
-            found = [
-                d
-                for sentence in sentences(message.content)
-                if (d := self._fact(sentence, message, speaker, addressee, index)) is not None
+            units = self._units(message)
+            units.sort(key=lambda u: -u.importance)
+            asked = _question_before(messages, speakers, index)
+            drafts += [
+                replace(
+                    self._fact(unit, message, speaker, addressee, index),
+                    # A long unit says what it is about; a short reply needs the question.
+                    context=asked if len(unit.text.split()) <= _NEEDS_CONTEXT_WORDS else None,
+                )
+                for unit in units[: self.config.max_facts_per_message]
             ]
-            found.sort(key=lambda d: -d.importance)
-            drafts += found[: self.config.max_facts_per_message]
             drafts += [self._caption(c, speaker, index) for c in message.captions if c.strip()]
         return drafts
 
-    def _fact(
-        self, sentence: str, message: Message, speaker: str, addressee: str | None, index: int
-    ) -> FactDraft | None:
+    def _units(self, message: Message) -> list[_Unit]:
+        """Group the message's sentences into self-contained units; drop filler."""
+        units: list[_Unit] = []
         said = message.occurred_at
-        times = timeexpr.find(sentence, said) if said else []
-        salience = score(sentence, has_time=bool(times))
-        if salience.is_filler or salience.importance < self.config.min_importance:
-            return None
-        text = timeexpr.resolve(sentence, said)[0] if said and times else sentence
+        for sentence in sentences(message.content):
+            has_time = bool(said and timeexpr.find(sentence, said))
+            salience = score(sentence, has_time=has_time)
+            if salience.is_filler:
+                continue
+            last = units[-1] if units else None
+            leans = bool(_CONTINUATION.match(sentence)) or salience.content_words < 3
+            if (
+                last is not None
+                and leans
+                and len(last.text.split()) + len(sentence.split()) <= self.config.max_unit_words
+            ):
+                last.sentences.append(sentence)
+                last.importance = max(last.importance, salience.importance)
+            elif salience.importance >= self.config.min_importance:
+                units.append(_Unit([sentence], salience.importance))
+        return units
+
+    def _fact(
+        self, unit: _Unit, message: Message, speaker: str, addressee: str | None, index: int
+    ) -> FactDraft:
+        said = message.occurred_at
+        raw = unit.text
+        text, times = timeexpr.resolve(raw, said) if said else (raw, [])
         text = pronouns.first_person(text, speaker)
         if addressee:
             text = pronouns.second_person(text, addressee)
         if speaker not in text:
             text = f"{speaker}: {text}"  # attribute it, so the fact still says who said it
-        slot = slot_for(sentence)
-        names = _names(sentence, speaker, addressee)
-        topic = " ".join(keyword_terms(sentence, limit=4))
+        head = unit.sentences[0]
+        slot = slot_for(head)
+        topic = " ".join(keyword_terms(head, limit=4))
         entity = f"{speaker} {slot}" if slot else f"{speaker} {topic}"
         return FactDraft(
             content=text,
             entity=slugify(entity),
-            tier=tier_for(sentence, has_time=bool(times)),
-            importance=salience.importance,
-            related_entities=tuple(slugify(n) for n in names),
+            tier=tier_for(raw, has_time=bool(times)),
+            importance=unit.importance,
+            related_entities=tuple(slugify(n) for n in _names(raw, speaker, addressee)),
             overrides_entity=slugify(entity) if slot else None,
             message_index=index,
         )
@@ -95,6 +144,16 @@ class RuleExtractor:
             related_entities=(slugify(speaker),),
             message_index=index,
         )
+
+
+def _question_before(
+    messages: Sequence[Message], speakers: Sequence[str], index: int
+) -> str | None:
+    """The questions another speaker asked right before this message, if any."""
+    if index == 0 or speakers[index - 1] == speakers[index]:
+        return None
+    asked = [s for s in sentences(messages[index - 1].content) if s.rstrip().endswith("?")]
+    return " ".join(asked[-2:]) or None
 
 
 def _display(speaker: str) -> str:

@@ -26,6 +26,8 @@ def event_from_row(r: Any) -> Event:
         seq=int(r.seq),
         id=int(r.id),
         created_at=r.created_at,
+        agent_id=r.agent_id,
+        conversation_id=r.conversation_id,
     )
 
 
@@ -59,7 +61,14 @@ class EventsRepo:
             .all()
         )
         stored = [
-            replace(event, seq=row.seq + offset, id=int(event_id), created_at=now)
+            replace(
+                event,
+                seq=row.seq + offset,
+                id=int(event_id),
+                created_at=now,
+                agent_id=row.scope.agent_id,
+                conversation_id=row.scope.conversation_id,
+            )
             for offset, (event, event_id) in enumerate(zip(new, ids, strict=True), start=1)
         ]
         return stored, row.seq + len(new)

@@ -242,6 +242,36 @@ class FactsRepo:
         """Every version of every fact in the scope, with embeddings, oldest first."""
         return self.matching(scope, true())
 
+    def page(
+        self,
+        scope: AnyScope,
+        *,
+        after: int = 0,
+        limit: int = 50,
+        tier: Tier | None = None,
+        entity: str | None = None,
+        include_invalidated: bool = False,
+    ) -> list[tuple[int, MemoryRecord]]:
+        """One page of current records in insertion order, each with its row id (the cursor)."""
+        query = select(facts.c.id.label("row_id"), *RECORD_COLUMNS).where(
+            where_scope(facts, scope), facts.c.id > after
+        )
+        if include_invalidated:
+            newer = facts.alias("newer")
+            query = query.where(
+                ~select(newer.c.id)
+                .where(newer.c.record_id == facts.c.record_id, newer.c.version > facts.c.version)
+                .exists()
+            )
+        else:
+            query = query.where(facts.c.invalid_at.is_(None))
+        if tier is not None:
+            query = query.where(facts.c.tier == tier.value)
+        if entity is not None:
+            query = query.where(facts.c.entity == entity)
+        rows = self._conn.execute(query.order_by(facts.c.id).limit(limit))
+        return [(int(r.row_id), record_from_row(r)) for r in rows]
+
     def counts_by_tier(self, scope: AnyScope) -> dict[str, int]:
         rows = self._conn.execute(
             select(facts.c.tier, func.count())

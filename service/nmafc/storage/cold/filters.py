@@ -1,10 +1,10 @@
-"""The one place tenant filters are built: every Cold query goes through ``where_scope``."""
+"""The one place tenant filters are built: every Cold query goes through these functions."""
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, Table, and_
+from sqlalchemy import ColumnElement, Table, and_, true
 
-from nmafc.core.scope import AgentScope, AnyScope, Scope
+from nmafc.core.scope import AgentScope, AllAgents, AnyScope, KeyOwner, Scope
 
 
 def where_scope(table: Table, scope: AnyScope) -> ColumnElement[bool]:
@@ -16,3 +16,12 @@ def where_scope(table: Table, scope: AnyScope) -> ColumnElement[bool]:
     if isinstance(scope, AgentScope):
         return table.c.agent_id == scope.agent_id
     raise TypeError(f"not a scope: {scope!r}")
+
+
+def where_owner(table: Table, owner: KeyOwner) -> ColumnElement[bool]:
+    """API keys an owner may see: one agent's, or every key for the explicit admin reach."""
+    if isinstance(owner, AgentScope):
+        return table.c.agent_id == owner.agent_id
+    if isinstance(owner, AllAgents):
+        return true()
+    raise TypeError(f"not a key owner: {owner!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, select, update
@@ -95,10 +96,28 @@ class ScopesRepo:
         )
         return [_row(r) for r in rows]
 
+    def agents(self) -> list[str]:
+        """Every agent id: the one deliberately cross-tenant read (recovery, maintenance)."""
+        return list(self._conn.execute(select(scopes.c.agent_id).distinct()).scalars().all())
+
     def list_all_for_recovery(self) -> list[ScopeRow]:
-        """Every scope, for start-up replay only (the one deliberately cross-tenant read)."""
-        agents = self._conn.execute(select(scopes.c.agent_id).distinct()).scalars().all()
-        return [row for agent in agents for row in self.of(AgentScope(agent))]
+        """Every scope, for start-up replay only."""
+        return [row for agent in self.agents() for row in self.of(AgentScope(agent))]
+
+    def due_among(self, agents: Sequence[str], every_turns: float, limit: int) -> list[ScopeRow]:
+        """Scopes of these agents whose clock moved ``every_turns`` since their last pass."""
+        if not agents:
+            return []
+        rows = self._conn.execute(
+            select(scopes)
+            .where(
+                scopes.c.agent_id.in_(list(agents)),
+                scopes.c.turn - scopes.c.maintained_turn >= every_turns,
+            )
+            .order_by(scopes.c.updated_at)
+            .limit(limit)
+        )
+        return [_row(r) for r in rows]
 
     def count(self, scope: AnyScope) -> int:
         return int(

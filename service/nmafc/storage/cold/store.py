@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import Connection
@@ -14,7 +15,9 @@ from nmafc.errors import NmafcError
 from nmafc.storage.cold import database
 from nmafc.storage.cold.events_repo import EventsRepo
 from nmafc.storage.cold.facts_repo import FactsRepo
+from nmafc.storage.cold.keys_repo import KeysRepo
 from nmafc.storage.cold.keyword import KeywordSearch
+from nmafc.storage.cold.leases import Leases
 from nmafc.storage.cold.scopes_repo import ScopeRow, ScopesRepo
 from nmafc.storage.cold.turns_repo import TurnsRepo
 
@@ -31,6 +34,7 @@ class ColdSession:
     facts: FactsRepo
     events: EventsRepo
     search: KeywordSearch
+    keys: KeysRepo
 
     @classmethod
     def on(cls, conn: Connection) -> ColdSession:
@@ -41,6 +45,7 @@ class ColdSession:
             facts=FactsRepo(conn),
             events=EventsRepo(conn),
             search=KeywordSearch(conn),
+            keys=KeysRepo(conn),
         )
 
 
@@ -49,6 +54,7 @@ class ColdStore:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._leases = Leases(engine)
 
     @classmethod
     def open(
@@ -96,6 +102,25 @@ class ColdStore:
         """Raise :class:`StoreUnavailable` unless the database answers."""
         with self._translate_errors(), self.engine.connect() as conn:
             conn.execute(text("SELECT 1"))
+
+    @contextmanager
+    def lease(self, name: str) -> Iterator[bool]:
+        """Hold the named lease if no one (in any replica) does; yields whether it is held."""
+        with self._translate_errors(), self._leases.hold(name) as held:
+            yield held
+
+    def size_bytes(self) -> int:
+        """Bytes the Cold ROM occupies (database file and WAL, or the PostgreSQL database)."""
+        with self._translate_errors():
+            if self.dialect == "postgresql":
+                with self.engine.connect() as conn:
+                    size = conn.execute(text("SELECT pg_database_size(current_database())"))
+                    return int(size.scalar_one())
+            database = self.engine.url.database
+            if not database or database == ":memory:":
+                return 0
+            paths = [Path(database), Path(f"{database}-wal")]
+            return sum(p.stat().st_size for p in paths if p.exists())
 
     def optimize(self) -> None:
         """Refresh the query planner's statistics (SQLite; PostgreSQL autovacuums)."""

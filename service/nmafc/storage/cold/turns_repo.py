@@ -160,6 +160,22 @@ class TurnsRepo:
         )
         return [turn_from_row(r) for r in rows]
 
+    def replies(self, scope: AnyScope, asked: Sequence[Turn]) -> dict[int, Turn]:
+        """The turn right after each of ``asked`` in its own conversation (the reply)."""
+        found: dict[int, Turn] = {}
+        for turn in asked:
+            reply = self._conn.execute(
+                select(*_COLUMNS).where(
+                    where_scope(turns, scope),
+                    turns.c.conversation_id == turn.conversation_id,
+                    turns.c.turn == turn.turn + 1,
+                    turns.c.retracted.is_(False),
+                )
+            ).first()
+            if reply is not None:
+                found[turn.id] = turn_from_row(reply)
+        return found
+
     def retract_after(self, scope: Scope, turn: float) -> int:
         """Hide turns later than ``turn`` (rollback); rows stay for the record."""
         result = self._conn.execute(

@@ -224,6 +224,17 @@ class HotStore:
     def count(self, scope: AnyScope) -> int:
         return int(self._table.count_rows(f"{scope_filter(scope)} AND state = '{LIVE}'"))
 
+    def total_rows(self) -> int:
+        """Rows in the table, every scope and marker included (a size, not tenant data)."""
+        return int(self._table.count_rows())
+
+    def ping(self) -> None:
+        """Raise :class:`StoreUnavailable` unless the table can be read."""
+        try:
+            self._table.count_rows("id = ''")
+        except Exception as exc:  # any failure to read the table means "not ready"
+            raise StoreUnavailable(f"The Hot store cannot be read: {type(exc).__name__}.") from exc
+
     def purge(self, scope: AnyScope) -> int:
         """Delete every row of the scope or agent (records, gone markers, watermark)."""
         before = int(self._table.count_rows(scope_filter(scope)))

@@ -1,0 +1,128 @@
+"""The FastAPI app: ``create_app(settings)`` and the lifespan that owns everything stateful.
+
+The lifespan opens ONE :class:`MemoryEngine` (migrating the Cold ROM), the authenticator,
+the live-event hub (subscribed to the engine) and the background services; requests reach
+them through the typed :class:`AppState`. The library's inline maintenance is switched off:
+here the maintenance service runs passes in the background.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import anyio
+from anyio.to_thread import run_sync
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from nmafc import __version__
+from nmafc.api.errors import install_error_handlers
+from nmafc.api.metrics import Metrics
+from nmafc.api.middleware import RequestContext
+from nmafc.api.routes import events, health, live, memories
+from nmafc.api.schemas import Problem
+from nmafc.api.state import AppState
+from nmafc.auth import Authenticator
+from nmafc.embedding.base import Embedder
+from nmafc.engine.engine import MemoryEngine
+from nmafc.errors import NmafcError
+from nmafc.live.hub import LiveHub
+from nmafc.services import declared_services, run_services
+from nmafc.settings import Settings, load_settings
+
+log = logging.getLogger("nmafc.api")
+
+DESCRIPTION = """Memory for LLM agents: remember conversations, recall a dated, budgeted
+context. Tenancy comes from `X-Agent-ID` / `X-Conversation-ID`; with API keys configured,
+every route but the probes needs `Authorization: Bearer <key>`. Errors are
+`application/problem+json` with a `fix`."""
+
+
+def create_app(settings: Settings | None = None, *, embedder: Embedder | None = None) -> FastAPI:
+    """The HTTP service over the stores ``settings`` name (default: the environment)."""
+    settings = _service_settings(settings or load_settings())
+    metrics = Metrics()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, AppState]]:
+        engine = await _open_engine(settings, embedder)
+        try:
+            auth = Authenticator(settings, engine.ctx.cold)
+            warning = await run_sync(auth.check_exposure, settings.server.host)
+            if warning:
+                log.warning("\n%s\n%s\n%s", "!" * 78, warning, "!" * 78)
+            hub = LiveHub(settings.live.queue_size, settings.live.max_connections)
+            hub.bind(asyncio.get_running_loop())
+            engine.subscribe(hub.publish)
+            collector = metrics.watch(engine.store_sizes, hub)
+            services = tuple(declared_services(engine, settings))
+            slots = anyio.CapacityLimiter(settings.server.recall_concurrency)
+            state = AppState(settings, engine, auth, hub, metrics, services, slots)
+            async with anyio.create_task_group() as group:
+                group.start_soon(run_services, services, metrics.observe_job)
+                yield {"nmafc": state}
+                group.cancel_scope.cancel()
+            metrics.registry.unregister(collector)
+        except NmafcError as exc:
+            log.error("cannot start: [%s] %s Fix: %s", exc.code, exc.detail, exc.fix)
+            raise
+        finally:
+            await run_sync(engine.close)
+
+    app = FastAPI(
+        title="NMAFC",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    install_error_handlers(app, settings.server.retry_after_s)
+    for module in (memories, events, health, live):
+        app.include_router(module.router)
+    if settings.server.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.server.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            expose_headers=["X-Request-ID", "Retry-After"],
+        )
+    app.add_middleware(
+        RequestContext, metrics=metrics, max_body_bytes=settings.server.max_body_bytes
+    )
+    app.openapi = partial(_openapi, app)  # type: ignore[method-assign]
+    return app
+
+
+def _service_settings(settings: Settings) -> Settings:
+    """The library's inline maintenance is off: the background service runs the passes."""
+    consolidation = settings.consolidation.model_copy(update={"inline": False})
+    return settings.model_copy(update={"consolidation": consolidation})
+
+
+async def _open_engine(settings: Settings, embedder: Embedder | None) -> MemoryEngine:
+    try:
+        return await run_sync(partial(MemoryEngine.open, settings, embedder=embedder))
+    except NmafcError as exc:
+        log.error("cannot open the stores: [%s] %s Fix: %s", exc.code, exc.detail, exc.fix)
+        raise
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema plus the ``Problem`` model every error response refers to."""
+    if app.openapi_schema is None:
+        from fastapi.openapi.utils import get_openapi
+
+        schema = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components["Problem"] = Problem.model_json_schema(
+            ref_template="#/components/schemas/{model}"
+        )
+        app.openapi_schema = schema
+    return app.openapi_schema

@@ -1,0 +1,116 @@
+"""Prometheus metrics of one app instance. Labels are route templates and kinds, never ids.
+
+Each app gets its own registry (two apps in one process — tests, the two-replica check —
+must not share counters). Store sizes and live-connection counts are read at scrape time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from nmafc.engine.engine import StoreSizes
+from nmafc.live.hub import LiveHub
+from nmafc.services.base import ServiceRun
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "nmafc_http_requests", "HTTP requests by route template.",
+            ["method", "route", "status"], registry=r,
+        )  # fmt: skip
+        self.request_seconds = Histogram(
+            "nmafc_http_request_duration_seconds", "HTTP request latency by route template.",
+            ["method", "route"], buckets=LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.ingested = Counter(
+            "nmafc_ingested", "Items stored by POST /v1/memories.", ["kind"], registry=r
+        )
+        self.ingest_seconds = Histogram(
+            "nmafc_ingest_duration_seconds", "Time to store one add request (extract, embed, "
+            "commit).", ["kind"], buckets=LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.recalls = Counter("nmafc_recalls", "Searches served, by reach.", ["scope"], registry=r)
+        self.recall_seconds = Histogram(
+            "nmafc_recall_duration_seconds", "Time to answer one search.", ["scope"],
+            buckets=LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.recall_hits = Histogram(
+            "nmafc_recall_hits", "Hits returned per search.",
+            buckets=(0, 1, 2, 5, 10, 20, 50, 100), registry=r,
+        )  # fmt: skip
+        self.job_seconds = Histogram(
+            "nmafc_background_job_duration_seconds", "Duration of one background service round.",
+            ["service"], buckets=LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.job_items = Counter(
+            "nmafc_background_job_items", "Items (scopes, rows) handled by background services.",
+            ["service"], registry=r,
+        )  # fmt: skip
+        self.job_failures = Counter(
+            "nmafc_background_job_failures", "Background service rounds that failed.",
+            ["service"], registry=r,
+        )  # fmt: skip
+
+    def observe_job(self, run: ServiceRun) -> None:
+        """Service observer: one background round finished."""
+        self.job_seconds.labels(run.service).observe(run.seconds)
+        self.job_items.labels(run.service).inc(run.items)
+        if run.failed:
+            self.job_failures.labels(run.service).inc()
+
+    def watch(self, sizes: Callable[[], StoreSizes], hub: LiveHub) -> Collector:
+        """Register the scrape-time collector of store sizes and live clients."""
+        collector = _Gauges(sizes, hub)
+        self.registry.register(collector)
+        return collector
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _Gauges(Collector):
+    def __init__(self, sizes: Callable[[], StoreSizes], hub: LiveHub) -> None:
+        self._sizes = sizes
+        self._hub = hub
+
+    def describe(self) -> list[Metric]:
+        return []  # collected lazily: describing would read the stores at registration
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            sizes = self._sizes()
+        except Exception:  # an unreachable store must not break the scrape
+            sizes = None
+        if sizes is not None:
+            yield GaugeMetricFamily(
+                "nmafc_cold_store_bytes", "Bytes used by the Cold ROM.", value=sizes.cold_bytes
+            )
+            yield GaugeMetricFamily(
+                "nmafc_hot_store_rows", "Rows in the LanceDB table.", value=sizes.hot_rows
+            )
+            yield GaugeMetricFamily(
+                "nmafc_working_set_cache_bytes",
+                "RAM held by working-set caches.",
+                value=sizes.cache_bytes,
+            )
+        yield GaugeMetricFamily(
+            "nmafc_live_connections", "Open /ws/live subscriptions.", value=self._hub.subscribers
+        )
+        yield CounterMetricFamily(
+            "nmafc_live_dropped", "Live clients dropped for falling behind.",
+            value=self._hub.dropped_total,
+        )  # fmt: skip
+        yield CounterMetricFamily(
+            "nmafc_live_events_published", "Events handed to the live hub.",
+            value=self._hub.published_total,
+        )  # fmt: skip

@@ -1,0 +1,253 @@
+"""``nmafc bench http``: recall latency and throughput over HTTP with concurrent clients.
+
+For each scope count it loads ``records`` synthetic records spread over that many
+conversations of one agent (random unit vectors and templated text, as ``bench engine``
+does), starts ``nmafc serve`` on a free loopback port in a child process (auth on, an
+admin key), touches every scope once (cold working sets load on first use), then lets
+``clients`` closed-loop clients send ``POST /v1/memories/search`` to random scopes for
+``duration`` seconds. With ``--url`` it measures an already running service instead and
+loads nothing. Clients and server share this machine's cores; the report says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from nmafc.bench.engine_bench import PEOPLE, TOPICS, _draft
+from nmafc.client import Client
+from nmafc.core.scope import Scope
+from nmafc.engine.engine import MemoryEngine
+from nmafc.errors import NmafcError
+from nmafc.settings import Settings
+
+AGENT = "bench"
+BATCH = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class HttpBenchOptions:
+    records: int = 100_000
+    scopes: tuple[int, ...] | list[int] = (1, 1000)
+    clients: int = 32
+    duration_s: float = 30.0
+    url: str | None = None
+    api_key: str | None = None
+    reinforce: bool = False
+    budget_tokens: int = 1000
+
+
+def run(options: HttpBenchOptions, out: Path) -> dict[str, Any]:
+    """Every scope count in turn; writes ``http.json`` and ``http.md`` under ``out``."""
+    results = []
+    for n_scopes in options.scopes:
+        if options.url:
+            result = asyncio.run(_measure(options.url, options.api_key, n_scopes, options))
+        else:
+            with tempfile.TemporaryDirectory(prefix="nmafc-bench-http-") as data_dir:
+                result = _measure_local(Path(data_dir), n_scopes, options)
+        results.append(result)
+        print(_row(result), file=sys.stderr, flush=True)
+    report = {
+        "benchmark": "http",
+        "options": {**asdict(options), "scopes": list(options.scopes), "api_key": None},
+        "machine": {"cpus": os.cpu_count()},
+        "results": results,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "http.json").write_text(json.dumps(report, indent=2))
+    (out / "http.md").write_text(markdown(report))
+    return report
+
+
+def _measure_local(data_dir: Path, n_scopes: int, options: HttpBenchOptions) -> dict[str, Any]:
+    load_s = load(data_dir, options.records, n_scopes)
+    key = "bench-" + secrets.token_urlsafe(16)
+    port = _free_port()
+    env = {
+        **os.environ,
+        "NMAFC_DATA_DIR": str(data_dir),
+        "NMAFC_API_KEYS": f"{key}:*",
+        "NMAFC_SERVER_LOG_LEVEL": "warning",
+        "NMAFC_HOT_CACHE_MAX_MB": "8192",
+    }
+    for name in list(env):
+        if name in ("NMAFC_COLD_URI", "NMAFC_HOT_URI", "NMAFC_CONFIG"):
+            del env[name]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "nmafc.cli.main", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        _wait_ready(url, server, deadline=time.monotonic() + 180)
+        result = asyncio.run(_measure(url, key, n_scopes, options))
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    result["load_seconds"] = round(load_s, 1)
+    return result
+
+
+def load(data_dir: Path, records: int, n_scopes: int) -> float:
+    """Synthetic records spread evenly over ``n_scopes`` conversations; returns seconds."""
+    settings = Settings(data_dir=data_dir, consolidation={"inline": False})
+    engine = MemoryEngine.open(settings)
+    rng = np.random.default_rng(7)
+    started = time.perf_counter()
+    try:
+        per_scope = max(1, records // n_scopes)
+        for index in range(n_scopes):
+            scope = _scope(index)
+            done = 0
+            while done < per_scope:
+                n = min(BATCH, per_scope - done)
+                base = index * per_scope + done
+                engine.ingest(scope, [_draft(base + i, rng) for i in range(n)])
+                done += n
+        engine.compact()
+    finally:
+        engine.close()
+    return time.perf_counter() - started
+
+
+async def _measure(
+    url: str, api_key: str | None, n_scopes: int, options: HttpBenchOptions
+) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    limits = httpx.Limits(
+        max_connections=options.clients, max_keepalive_connections=options.clients
+    )
+    rng = random.Random(11)
+    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=60) as http:
+        # Raw posts rather than nmafc.client: on a 2-core machine shared with the server, the
+        # client should spend as little CPU per request as possible (no response parsing).
+        async def recall(index: int) -> tuple[float, bool]:
+            body = {
+                "query": f"What did {rng.choice(PEOPLE)} say about {rng.choice(TOPICS)}?",
+                "budget_tokens": options.budget_tokens,
+                "reinforce": options.reinforce,
+            }
+            scope = _scope(index)
+            scoped = {"X-Agent-ID": scope.agent_id, "X-Conversation-ID": scope.conversation_id}
+            started = time.perf_counter()
+            try:
+                response = await http.post("/v1/memories/search", json=body, headers=scoped)
+                ok = response.status_code == 200
+            except httpx.HTTPError:
+                ok = False
+            return (time.perf_counter() - started) * 1000, ok
+
+        warm_started = time.perf_counter()
+        gate = asyncio.Semaphore(options.clients)
+
+        async def warm(index: int) -> tuple[float, bool]:
+            async with gate:
+                return await recall(index)
+
+        warmed = await asyncio.gather(*(warm(i) for i in range(n_scopes)))
+        warm_s = time.perf_counter() - warm_started
+
+        latencies: list[float] = []
+        errors = 0
+        stop = time.monotonic() + options.duration_s
+
+        async def client() -> None:
+            nonlocal errors
+            while time.monotonic() < stop:
+                ms, ok = await recall(rng.randrange(n_scopes))
+                latencies.append(ms)
+                errors += 0 if ok else 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(options.clients)))
+        elapsed = time.perf_counter() - started
+    return {
+        "records": options.records,
+        "scopes": n_scopes,
+        "clients": options.clients,
+        "duration_s": round(elapsed, 1),
+        "requests": len(latencies),
+        "errors": errors + sum(1 for _, ok in warmed if not ok),
+        "throughput_rps": round(len(latencies) / elapsed, 1) if elapsed else 0.0,
+        "latency_ms": _percentiles(latencies),
+        "warmup": {"seconds": round(warm_s, 1), "latency_ms": _percentiles([m for m, _ in warmed])},
+    }
+
+
+def _scope(index: int) -> Scope:
+    return Scope(AGENT, f"c{index}")
+
+
+def _wait_ready(url: str, server: subprocess.Popen[bytes], deadline: float) -> None:
+    with Client(url, timeout=2) as client:
+        while time.monotonic() < deadline:
+            if server.poll() is not None:
+                stderr = server.stderr.read().decode(errors="replace") if server.stderr else ""
+                raise RuntimeError(
+                    f"nmafc serve exited with {server.returncode}:\n{stderr[-3000:]}"
+                )
+            try:
+                client.ready()
+                return
+            except (httpx.HTTPError, NmafcError):
+                time.sleep(0.3)
+    raise RuntimeError(f"nmafc serve at {url} was not ready in time")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": 0.0, "p95": 0.0, "p99": 0.0, "n": 0}
+    ordered = sorted(values)
+
+    def pick(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+    return {"p50": pick(0.50), "p95": pick(0.95), "p99": pick(0.99), "n": len(ordered)}
+
+
+def _row(r: dict[str, Any]) -> str:
+    lat = r["latency_ms"]
+    return (
+        f"| {r['records']:,} | {r['scopes']:,} | {r['clients']} | {lat['p50']:.1f} | "
+        f"{lat['p95']:.1f} | {lat['p99']:.1f} | {r['throughput_rps']:.1f} | {r['errors']} |"
+    )
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [
+        "| records | scopes | clients | p50 ms | p95 ms | p99 ms | recalls/s | errors |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *(_row(r) for r in report["results"]),
+        "",
+        f"POST /v1/memories/search (budget {report['options']['budget_tokens']} tokens, "
+        f"reinforce={report['options']['reinforce']}), closed-loop clients on the same "
+        f"{report['machine']['cpus']}-core machine as the server; synthetic records.",
+    ]
+    return "\n".join(lines) + "\n"

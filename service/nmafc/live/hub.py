@@ -1,0 +1,134 @@
+"""The in-process event hub between the engine's worker threads and WebSocket clients.
+
+The engine calls :meth:`LiveHub.publish` after each commit, on whatever thread did the
+write. ``publish`` only hands the events to the event loop (``call_soon_threadsafe``), so
+it never blocks ingestion; on the loop each event goes into the bounded queue of every
+matching subscriber of that agent. A subscriber whose queue is full is dropped — its
+queue is emptied, a :data:`DROPPED` marker put in its place and its ``on_drop`` called —
+because a slow reader must cost itself, never the writers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Final
+
+from nmafc.core.events import Event
+from nmafc.core.scope import Scope
+
+log = logging.getLogger(__name__)
+
+AGENT_WIDE = "*"  # conversation of an agent-wide purge tombstone
+DROPPED: Final = "dropped"
+
+
+@dataclass(frozen=True, slots=True)
+class LiveFilter:
+    """Which events a subscriber wants: kinds (empty: all) and one conversation (None: all)."""
+
+    kinds: frozenset[str] = frozenset()
+    conversation_id: str | None = None
+
+    def matches(self, event: Event) -> bool:
+        if self.kinds and event.kind.value not in self.kinds:
+            return False
+        if self.conversation_id is None:
+            return True
+        # An agent-wide purge erased this conversation too.
+        return event.conversation_id in (self.conversation_id, AGENT_WIDE)
+
+
+@dataclass(eq=False)
+class Subscription:
+    agent_id: str
+    filter: LiveFilter
+    queue: asyncio.Queue[Event | str]
+    on_drop: Callable[[], None] | None = None
+    dropped: bool = False
+    delivered: int = field(default=0)
+
+
+class TooManySubscribers(Exception):
+    """The process already serves ``max_connections`` live clients."""
+
+
+class LiveHub:
+    def __init__(self, queue_size: int, max_subscribers: int) -> None:
+        self.queue_size = queue_size
+        self.max_subscribers = max_subscribers
+        self.dropped_total = 0
+        self.published_total = 0
+        self._by_agent: dict[str, set[Subscription]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Attach to the event loop that serves the WebSocket clients."""
+        self._loop = loop
+
+    @property
+    def subscribers(self) -> int:
+        return sum(len(subs) for subs in self._by_agent.values())
+
+    def publish(self, scope: Scope, events: list[Event]) -> None:
+        """Engine listener: called on a worker thread after a commit. Never blocks."""
+        loop = self._loop
+        if loop is None or not events:
+            return
+        try:
+            loop.call_soon_threadsafe(self._dispatch, scope, events)
+        except RuntimeError:  # the loop is closed: the process is shutting down
+            pass
+
+    def subscribe(self, agent_id: str, live_filter: LiveFilter) -> Subscription:
+        """Register before backfilling, so nothing committed in between is missed."""
+        if self.subscribers >= self.max_subscribers:
+            raise TooManySubscribers
+        sub = Subscription(agent_id, live_filter, asyncio.Queue(self.queue_size))
+        self._by_agent.setdefault(agent_id, set()).add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        subs = self._by_agent.get(sub.agent_id)
+        if subs is None:
+            return
+        subs.discard(sub)
+        if not subs:
+            del self._by_agent[sub.agent_id]
+
+    def _dispatch(self, scope: Scope, events: Iterable[Event]) -> None:
+        subs = self._by_agent.get(scope.agent_id)
+        if not subs:
+            return
+        stamped = [_stamped(scope, event) for event in events]
+        self.published_total += len(stamped)
+        for sub in list(subs):
+            for event in stamped:
+                if not sub.filter.matches(event):
+                    continue
+                try:
+                    sub.queue.put_nowait(event)
+                except asyncio.QueueFull:
+                    self._drop(sub)
+                    break
+
+    def _drop(self, sub: Subscription) -> None:
+        self.unsubscribe(sub)
+        sub.dropped = True
+        self.dropped_total += 1
+        while not sub.queue.empty():
+            sub.queue.get_nowait()
+        sub.queue.put_nowait(DROPPED)
+        log.warning("live client dropped: its queue of %d events was full", self.queue_size)
+        if sub.on_drop is not None:
+            sub.on_drop()
+
+
+def _stamped(scope: Scope, event: Event) -> Event:
+    """The event with its scope named (agent-wide purges are published on ``_agent``)."""
+    conversation = AGENT_WIDE if scope.conversation_id == "_agent" else scope.conversation_id
+    if event.agent_id == scope.agent_id and event.conversation_id is not None:
+        return event
+    return replace(event, agent_id=scope.agent_id, conversation_id=conversation)

@@ -1,0 +1,70 @@
+"""The ``Service`` contract and the loop that runs services until cancelled."""
+
+from __future__ import annotations
+
+import abc
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import anyio
+import anyio.to_thread
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceRun:
+    """What one ``run_once`` did: its duration, how much work, whether it failed."""
+
+    service: str
+    seconds: float
+    items: int
+    failed: bool = False
+
+
+Observer = Callable[[ServiceRun], None]
+
+
+class Service(abc.ABC):
+    """A unit of periodic background work. ``run_once`` is synchronous (run in a thread)."""
+
+    name: str = "service"
+
+    def __init__(self, *, enabled: bool, interval_s: float) -> None:
+        self.enabled = enabled
+        self.interval_s = interval_s
+
+    @abc.abstractmethod
+    def run_once(self) -> int:
+        """Do one round of work; return how many items (scopes, rows, …) it handled."""
+
+    async def run_forever(self, observe: Observer | None = None) -> None:
+        """Run every ``interval_s`` until cancelled; a failed round is logged, not fatal."""
+        while True:
+            await anyio.sleep(self.interval_s)
+            started = time.perf_counter()
+            failed, items = False, 0
+            try:
+                items = await anyio.to_thread.run_sync(self.run_once, abandon_on_cancel=False)
+            except Exception:
+                failed = True
+                log.exception("background service %s failed", self.name)
+            run = ServiceRun(self.name, time.perf_counter() - started, items, failed)
+            if observe is not None:
+                observe(run)
+
+
+async def run_services(services: Sequence[Service], observe: Observer | None = None) -> None:
+    """Run every enabled service concurrently until cancelled."""
+    enabled = [s for s in services if s.enabled]
+    for service in services:
+        log.info(
+            "background service %s: %s",
+            service.name,
+            f"every {service.interval_s:g}s" if service.enabled else "disabled",
+        )
+    async with anyio.create_task_group() as group:
+        for service in enabled:
+            group.start_soon(service.run_forever, observe)

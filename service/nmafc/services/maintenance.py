@@ -1,0 +1,98 @@
+"""The declared services: per-scope maintenance, Hot compaction, deferred-write flushes."""
+
+from __future__ import annotations
+
+import logging
+
+from nmafc.core.scope import Scope
+from nmafc.engine.engine import MemoryEngine
+from nmafc.engine.maintenance import MaintenanceReport
+from nmafc.services.base import Service
+from nmafc.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class MaintenanceService(Service):
+    """Prune + consolidation for every scope that is due, one replica per scope at a time.
+
+    For each due scope it takes the scope's lease (a PostgreSQL advisory lock keyed by a
+    hash of agent and conversation), checks again under the lease that the scope is still
+    due — another replica may have just maintained it — and only then runs the pass.
+    """
+
+    name = "maintenance"
+
+    def __init__(self, engine: MemoryEngine, *, enabled: bool, interval_s: float, limit: int):
+        super().__init__(enabled=enabled, interval_s=interval_s)
+        self.engine = engine
+        self.limit = limit
+        self.reports: list[MaintenanceReport] = []  # recent passes, for tests and logs
+
+    def run_once(self) -> int:
+        done = 0
+        for scope in self.engine.due_scopes(self.limit):
+            if self.maintain(scope) is not None:
+                done += 1
+        return done
+
+    def maintain(self, scope: Scope) -> MaintenanceReport | None:
+        """One scope's pass if this replica gets its lease and it is still due."""
+        with self.engine.ctx.cold.lease(
+            f"maintain\x1f{scope.agent_id}\x1f{scope.conversation_id}"
+        ) as held:
+            if not held or not self.engine.maintenance_due(scope):
+                return None
+            report = self.engine.maintain(scope)
+        self.reports = [*self.reports[-999:], report]
+        log.info(
+            "maintained a scope in %.3fs: %d expired, %d archived, %d promoted, %d merged",
+            report.seconds,
+            report.expired,
+            report.archived,
+            report.promoted,
+            report.merged,
+        )
+        return report
+
+
+class CompactionService(Service):
+    """Merge LanceDB fragments, drop removed rows, refresh planner statistics."""
+
+    name = "compaction"
+
+    def __init__(self, engine: MemoryEngine, *, enabled: bool, interval_s: float) -> None:
+        super().__init__(enabled=enabled, interval_s=interval_s)
+        self.engine = engine
+
+    def run_once(self) -> int:
+        with self.engine.ctx.cold.lease("compaction") as held:
+            if not held:
+                return 0
+            counts = self.engine.compact()
+        return counts.get("gone_rows_deleted", 0)
+
+
+class FlushService(Service):
+    """Write deferred Hot changes (reinforcements ride along with later writes) now."""
+
+    name = "flush"
+
+    def __init__(self, engine: MemoryEngine, *, enabled: bool, interval_s: float) -> None:
+        super().__init__(enabled=enabled, interval_s=interval_s)
+        self.engine = engine
+
+    def run_once(self) -> int:
+        return self.engine.flush()
+
+
+def declared_services(engine: MemoryEngine, settings: Settings) -> list[Service]:
+    """Every background service, configured from ``settings.maintenance``."""
+    m = settings.maintenance
+    return [
+        MaintenanceService(
+            engine, enabled=m.pass_enabled, interval_s=m.pass_interval_s, limit=m.scopes_per_run
+        ),
+        CompactionService(engine, enabled=m.compaction_enabled, interval_s=m.compaction_interval_s),
+        FlushService(engine, enabled=m.flush_enabled, interval_s=m.flush_interval_s),
+    ]

@@ -1,0 +1,179 @@
+"""`nmafc serve | keys | openapi | settings | bench http` as a user runs them."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from nmafc.bench.http_bench import HttpBenchOptions, run
+from nmafc.cli.main import main
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith("NMAFC_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("NMAFC_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_keys_are_created_listed_and_revoked(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["keys", "create", "--agent", "support-bot", "--name", "ci"]) == 0
+    created = capsys.readouterr().out
+    secret = created.strip().splitlines()[-1]
+    assert secret.startswith("nmafc_")
+    assert "agent support-bot" in created
+    assert main(["keys", "create", "--admin"]) == 0
+    capsys.readouterr()
+    assert main(["keys", "list"]) == 0
+    listing = capsys.readouterr().out
+    assert secret[:14] in listing
+    assert secret not in listing
+    assert "* (admin)" in listing
+    assert main(["keys", "revoke", secret[:14]]) == 0
+    capsys.readouterr()
+    assert main(["keys", "list", "--agent", "support-bot"]) == 0
+    assert secret[:14] not in capsys.readouterr().out
+    assert main(["keys", "revoke", "nmafc_unknown"]) == 1
+
+
+def test_openapi_prints_the_committed_document(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["openapi"]) == 0
+    assert capsys.readouterr().out == (ROOT / "openapi" / "openapi.json").read_text()
+
+
+def test_the_settings_dump_hides_keys_and_pepper(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NMAFC_API_KEYS", "very-secret-1:agent-a")
+    monkeypatch.setenv("NMAFC_API_KEY_PEPPER", "very-secret-pepper")
+    monkeypatch.setenv("NMAFC_AUTH", "on")
+    assert main(["settings"]) == 0
+    out = capsys.readouterr().out
+    assert '"auth": "on"' in out
+    assert "very-secret" not in out
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the walkthrough uses curl")
+def test_serve_answers_the_readme_walkthrough_verbatim(data_dir: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"in another shell:\n\n```bash\n(.*?)```", readme, re.S)
+    assert block, "README.md lacks the curl walkthrough"
+    port = _free_port()
+    # The one substitution: the port this test's server listens on.
+    script = block.group(1).replace("127.0.0.1:8000", f"127.0.0.1:{port}")
+    env = {**os.environ, "NMAFC_API_KEYS": "demo-secret:support-bot"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "nmafc.cli.main", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert server.poll() is None, server.stdout.read().decode() if server.stdout else ""
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "nmafc serve did not become ready"
+            time.sleep(0.3)
+        walk = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, timeout=120
+        )
+        assert walk.returncode == 0, walk.stderr
+        out = walk.stdout
+        assert "shellfish" in out
+        assert "<FACTS>" in out
+        assert "['add', 'update']" in out  # history: the add and the edit
+        assert '"removed":1' in out  # rollback undid the second message
+        assert '"scope":"support-bot/alice"' in out  # purge receipt
+        denied = httpx.get(f"http://127.0.0.1:{port}/v1/stats", headers={"X-Agent-ID": "x"})
+        assert denied.status_code == 401
+    finally:
+        server.send_signal(signal.SIGINT)
+        output = server.communicate(timeout=60)[0].decode()
+    assert server.returncode == 0, output[-2000:]
+    assert "docs       http://127.0.0.1" in output
+    assert "demo-secret" not in output
+
+
+def test_bench_http_smoke(data_dir: Path, tmp_path: Path) -> None:
+    options = HttpBenchOptions(records=200, scopes=[1, 20], clients=4, duration_s=1.5)
+    report = run(options, tmp_path / "out")
+    assert [r["scopes"] for r in report["results"]] == [1, 20]
+    for result in report["results"]:
+        assert result["errors"] == 0
+        assert result["requests"] > 0
+        assert result["latency_ms"]["p99"] > 0
+    assert (tmp_path / "out" / "http.md").read_text().startswith("| records |")
+
+
+def test_the_worker_runs_maintenance_alone_and_stops_on_sigint(data_dir: Path) -> None:
+    from nmafc.core.scope import Scope
+    from nmafc.core.turns import Message
+    from nmafc.engine.engine import MemoryEngine
+    from nmafc.settings import Settings
+
+    settings = Settings(extractor="verbatim", consolidation={"every_turns": 2})
+    engine = MemoryEngine.open(settings)
+    scope = Scope("agent-w", "c")
+    try:
+        engine.remember(scope, [Message("one"), Message("two")])
+        assert engine.maintenance_due(scope)
+    finally:
+        engine.close()
+    env = {
+        **os.environ,
+        "NMAFC_EXTRACTOR": "verbatim",
+        "NMAFC_CONSOLIDATION_EVERY_TURNS": "2",
+        "NMAFC_MAINTENANCE_PASS_INTERVAL_S": "0.2",
+    }
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "nmafc.cli.main", "worker"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert worker.poll() is None
+            check = MemoryEngine.open(settings)
+            try:
+                if not check.maintenance_due(scope):
+                    break
+            finally:
+                check.close()
+            assert time.monotonic() < deadline, "the worker never maintained the scope"
+            time.sleep(0.5)
+    finally:
+        worker.send_signal(signal.SIGINT)
+        output = worker.communicate(timeout=60)[0].decode()
+    assert worker.returncode == 0, output[-2000:]
+    assert "background service maintenance: every 0.2s" in output

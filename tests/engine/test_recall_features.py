@@ -1,0 +1,69 @@
+"""Recall finds what plain similarity misses: dated turns, replies, faded facts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from nmafc.core.scope import Scope
+from nmafc.core.turns import Message
+from nmafc.engine.engine import MemoryEngine
+from nmafc.engine.recall import RecallOptions
+from nmafc.settings import Settings
+
+DAY1 = datetime(2023, 10, 13, 9, 0, tzinfo=UTC)
+DAY2 = datetime(2023, 10, 20, 9, 0, tzinfo=UTC)
+
+
+def _rules_engine(settings: Settings, embedder: object) -> MemoryEngine:
+    return MemoryEngine.open(
+        settings.model_copy(update={"extractor": "rules"}),
+        embedder=embedder,  # type: ignore[arg-type]
+    )
+
+
+def test_a_question_naming_a_date_finds_what_was_said_that_day(
+    settings: Settings, shared_embedder: object
+) -> None:
+    engine = _rules_engine(settings, shared_embedder)
+    scope = Scope("agent-dates", "c1")
+    try:
+        engine.remember(
+            scope, [Message("Here is an abstract piece I made.", speaker="Ana", occurred_at=DAY1)]
+        )
+        engine.remember(
+            scope, [Message("I baked bread all afternoon.", speaker="Ana", occurred_at=DAY2)]
+        )
+        result = engine.recall(
+            scope, "What did Ana share on October 13, 2023?", RecallOptions(reinforce=False)
+        )
+        dated = [h for h in result.hits if "dates" in h.breakdown.ranks]
+        assert [h.turn.occurred_at for h in dated if h.turn] == [DAY1]
+    finally:
+        engine.close()
+
+
+def test_a_matching_question_brings_its_reply(settings: Settings, shared_embedder: object) -> None:
+    engine = _rules_engine(settings, shared_embedder)
+    scope = Scope("agent-replies", "c1")
+    try:
+        written = engine.remember(
+            scope,
+            [
+                Message(
+                    "Who played at your daughter's birthday concert?",
+                    speaker="Ana",
+                    occurred_at=DAY1,
+                ),
+                Message(
+                    "Thanks! It was Matt Patterson, so talented!", speaker="Ben", occurred_at=DAY1
+                ),
+                Message("I also repainted the kitchen last week.", speaker="Ben", occurred_at=DAY1),
+            ],
+        )
+        result = engine.recall(
+            scope, "Who performed at the birthday concert?", RecallOptions(reinforce=False)
+        )
+        assert "Matt Patterson" in result.context
+        assert written.turns[1].id in result.evidence_turn_ids
+    finally:
+        engine.close()
