@@ -3,8 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+UI := web-ui
+UI_DEPS := $(UI)/node_modules/.ci-stamp
+UI_EXPORT := service/nmafc/web/static/index.html
+UI_SOURCES := $(shell find $(UI)/src -type f 2>/dev/null) \
+	$(addprefix $(UI)/,package.json next.config.mjs tsconfig.json)
 
-.PHONY: run demo openapi test lint typecheck bench-engine bench-http clean
+.PHONY: run demo ui wheel openapi scaled-smoke docker-steps test lint typecheck bench-engine bench-http clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -12,19 +17,39 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-run: $(STAMP)  ## the HTTP service on the embedded default, at http://127.0.0.1:8000
+run: $(STAMP) ui  ## the HTTP service and its dashboard on the embedded default, at http://127.0.0.1:8000
 	$(BIN)/nmafc serve
 
-demo: $(STAMP)  ## remember a short conversation and recall from it, in-process
+demo: $(STAMP)  ## load a sample conversation through the API (into a running service, else in-process)
 	$(BIN)/nmafc demo
 
-openapi: $(STAMP)  ## regenerate the committed OpenAPI document
+ui: $(UI_EXPORT)  ## build the dashboard (web-ui/) into service/nmafc/web/static when missing or stale
+
+$(UI_DEPS): $(UI)/package-lock.json
+	@command -v npm >/dev/null || { echo "The dashboard needs Node 20+ and npm (https://nodejs.org); the API runs without it."; exit 1; }
+	cd $(UI) && npm ci --no-audit --no-fund
+	touch $@
+
+$(UI_EXPORT): $(UI_DEPS) $(UI_SOURCES)
+	cd $(UI) && NEXT_TELEMETRY_DISABLED=1 npm run build
+	rm -rf service/nmafc/web/static
+	cp -R $(UI)/out service/nmafc/web/static
+	touch $@
+
+wheel: $(STAMP) ui  ## build dist/nmafc-*.whl with the dashboard inside (pip users need no Node)
+	rm -rf dist && $(BIN)/python -m pip wheel . --no-deps --quiet --wheel-dir dist
+	$(BIN)/python -c "import glob, sys, zipfile; \
+	names = zipfile.ZipFile(glob.glob('dist/nmafc-*.whl')[0]).namelist(); \
+	sys.exit(0 if 'nmafc/web/static/index.html' in names else 'the wheel lacks the dashboard')"
+
+openapi: $(STAMP) $(UI_DEPS)  ## regenerate the committed OpenAPI document and the dashboard's client
 	$(BIN)/nmafc openapi > openapi/openapi.json
+	cd $(UI) && npm run --silent generate-api
 
 bench-http: $(STAMP)  ## recall over HTTP, 32 clients, 10^5 records in 1 and in 1,000 scopes
 	$(BIN)/nmafc bench http --records 100000 --scopes 1,1000 --clients 32 --out benchmarks/results
 
-test: $(STAMP)  ## lint, type-check and the full test suite (PostgreSQL and S3 included)
+test: $(STAMP) ui  ## lint, type-check and the full test suite (PostgreSQL, S3 and browser included)
 	$(BIN)/ruff check service tests benchmarks
 	$(BIN)/ruff format --check service tests benchmarks
 	$(BIN)/mypy
@@ -40,5 +65,12 @@ typecheck: $(STAMP)
 bench-engine: $(STAMP)  ## 10^5 and 10^6 records: pass time, recall latency, peak memory
 	$(BIN)/nmafc bench engine --sizes 100000,1000000 --out benchmarks/results
 
+scaled-smoke: $(STAMP)  ## PostgreSQL + SeaweedFS S3 + 2 replicas + 1 worker, as processes, then torn down
+	$(BIN)/python -m nmafc.testing.scaled_smoke
+
+docker-steps:  ## run the Dockerfile's build steps without Docker (fresh virtualenvs, wheel only)
+	bash deploy/docker_steps.sh
+
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(UI)/node_modules $(UI)/.next $(UI)/out service/nmafc/web/static

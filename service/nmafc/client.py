@@ -38,6 +38,7 @@ from nmafc.api.schemas import (
     PurgeReceiptOut,
     Ready,
     RollbackOut,
+    ScopesOut,
     SearchResult,
     StatsOut,
 )
@@ -132,6 +133,10 @@ class _Calls:
     @staticmethod
     def stats(scope: Reach) -> _Call:
         return _Call("GET", "/v1/stats", StatsOut, params={"scope": scope})
+
+    @staticmethod
+    def scopes(limit: int) -> _Call:
+        return _Call("GET", "/v1/scopes", ScopesOut, params={"limit": limit})
 
 
 def raise_for_problem(response: httpx.Response) -> None:
@@ -307,6 +312,11 @@ class Client(_Base):
         result: StatsOut = self._send(_Calls.stats(scope))
         return result
 
+    def scopes(self, *, limit: int = 500) -> ScopesOut:
+        """The agents and conversations this key may open (every agent for admin keys)."""
+        result: ScopesOut = self._send(_Calls.scopes(limit))
+        return result
+
     def ready(self) -> Ready:
         result: Ready = self._send(_Call("GET", "/readyz", Ready))
         return result
@@ -431,6 +441,10 @@ class AsyncClient(_Base):
 
     async def stats(self, *, scope: Reach = "conversation") -> StatsOut:
         result: StatsOut = await self._send(_Calls.stats(scope))
+        return result
+
+    async def scopes(self, *, limit: int = 500) -> ScopesOut:
+        result: ScopesOut = await self._send(_Calls.scopes(limit))
         return result
 
     async def ready(self) -> Ready:

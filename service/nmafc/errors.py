@@ -28,6 +28,10 @@ The tree::
     ├── StoreUnavailable (503, retryable)
     │   └── EmbeddingUnavailable
     ├── StoreNotWritable (503)
+    ├── ProviderNotConfigured (503, no upstream LLM is set up)
+    ├── ProviderError (502, the upstream LLM failed; carries its message)
+    │   ├── ProviderRateLimited (429, with the upstream's Retry-After)
+    │   └── ProviderTimeout (504)
     └── InternalError (500, a bug: never raised for client input)
 
 A caller can always show ``str(error)``: it ends with the fix.
@@ -231,6 +235,59 @@ class StoreNotWritable(NmafcError):
     code = "store_not_writable"
     title = "Store is not writable"
     default_fix = "Free disk space or fix permissions on the data directory (NMAFC_DATA_DIR)."
+
+
+class ProviderNotConfigured(NmafcError):
+    """The chat proxy or the LLM extractor was used with no upstream LLM configured."""
+
+    status = 503
+    code = "provider_not_configured"
+    title = "No upstream LLM configured"
+    default_fix = (
+        "Set NMAFC_LLM_BASE_URL and NMAFC_LLM_MODEL (and NMAFC_LLM_API_KEY or the provider's "
+        "usual key variable, e.g. OPENAI_API_KEY), or run `nmafc init`."
+    )
+
+
+class ProviderError(NmafcError):
+    """The upstream LLM answered with an error or could not be reached."""
+
+    status = 502
+    code = "provider_error"
+    title = "Upstream LLM error"
+    default_fix = (
+        "Read the provider's message in `detail`; check NMAFC_LLM_BASE_URL, NMAFC_LLM_MODEL "
+        "and the provider key."
+    )
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        fix: str | None = None,
+        upstream_status: int | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        super().__init__(detail, fix=fix)
+        self.upstream_status = upstream_status
+        self.retry_after_s = retry_after_s
+
+
+class ProviderRateLimited(ProviderError):
+    status = 429
+    code = "provider_rate_limited"
+    title = "Upstream LLM rate limit"
+    default_fix = (
+        "Retry after the Retry-After seconds, or lower NMAFC_LLM_REQUESTS_PER_MINUTE to stay "
+        "under the provider's limit."
+    )
+
+
+class ProviderTimeout(ProviderError):
+    status = 504
+    code = "provider_timeout"
+    title = "Upstream LLM timed out"
+    default_fix = "Retry, or raise NMAFC_LLM_TIMEOUT_S for slow models."
 
 
 class InternalError(NmafcError):

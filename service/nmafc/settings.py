@@ -1,7 +1,8 @@
 """All settings: ``NMAFC_<GROUP>_<FIELD>`` environment variables, an optional TOML file, defaults.
 
 Groups nest one level (``NMAFC_HOT_URI`` sets ``hot.uri``, ``NMAFC_DECAY_ETA`` sets
-``decay.eta``). The TOML file (``NMAFC_CONFIG`` or ``load_settings(config_file=…)``) uses
+``decay.eta``). The TOML file (``NMAFC_CONFIG``, ``load_settings(config_file=…)``, or the
+per-user ``config.toml`` that ``nmafc init`` writes) uses
 the same names as tables: ``[hot] uri = "s3://…"``. Environment beats the file; the file
 beats defaults.
 """
@@ -45,6 +46,29 @@ class HotSettings(BaseModel):
     s3_allow_http: bool = Field(
         False, description="Allow a plain-http S3 endpoint (needed for loopback test servers)."
     )
+    s3_max_retries: int = Field(
+        3,
+        ge=0,
+        description="Retries of one S3 request before the Hot write or read fails (the Cold "
+        "ROM stays the source of truth; Hot catches up from the log when S3 answers again).",
+    )
+    s3_retry_timeout_s: int = Field(
+        10,
+        ge=1,
+        description="Longest time one S3 request is retried; keeps a request from hanging "
+        "for minutes while the object store is down.",
+    )
+    s3_connect_timeout_s: int = Field(5, ge=1, description="S3 connect timeout.")
+    s3_call_timeout_s: float = Field(
+        8.0,
+        gt=0,
+        description="Deadline of one Hot store call on S3. A call that misses it (S3 down) "
+        "pauses Hot calls for s3_cooldown_s: writes stay acknowledged by the Cold ROM and "
+        "reach Hot from the log later; reads are served from RAM or the Cold ROM.",
+    )
+    s3_cooldown_s: float = Field(
+        5.0, gt=0, description="How long Hot calls pause after an S3 failure before a retry."
+    )
     max_lag_events: int = Field(
         200,
         ge=0,
@@ -73,6 +97,12 @@ class ColdSettings(BaseModel):
     )
     pool_size: int = Field(8, ge=1, description="Connection pool size (PostgreSQL).")
     connect_timeout_s: float = Field(5.0, gt=0, description="Database connect timeout.")
+    vector_search: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Semantic search of archived facts inside the Cold ROM (PostgreSQL with "
+        "pgvector). auto: on where the extension exists, else a RAM index per replica; on: "
+        "refuse to start without it; off: always the RAM index.",
+    )
 
 
 class EmbeddingSettings(BaseModel):
@@ -280,6 +310,103 @@ class MaintenanceSettings(BaseModel):
     )
 
 
+class LlmSettings(BaseModel):
+    """The upstream LLM: what the chat proxy forwards to and the LLM extractor calls."""
+
+    provider: Literal["auto", "openai", "anthropic", "bedrock"] = Field(
+        "auto",
+        description="Wire format of the upstream. auto: anthropic when base_url names "
+        "anthropic.com or the model is a claude-* name with ANTHROPIC_API_KEY set, bedrock "
+        "when base_url names bedrock, otherwise any OpenAI-compatible endpoint.",
+    )
+    base_url: str | None = Field(
+        None,
+        description="Upstream base URL, e.g. https://api.openai.com/v1, "
+        "http://127.0.0.1:11434/v1 (Ollama), https://api.anthropic.com; for bedrock, an "
+        "optional endpoint URL.",
+    )
+    model: str | None = Field(
+        None,
+        description="Model used when a request names none, by the LLM extractor and by "
+        "`nmafc chat` (a Bedrock model id for bedrock).",
+    )
+    api_key: SecretStr | None = Field(
+        None,
+        description="Upstream key. Unset: the provider's usual variable (OPENAI_API_KEY, "
+        "ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY, GROQ_API_KEY, OPENROUTER_API_KEY, "
+        "TOGETHER_API_KEY); Bedrock uses the AWS credential chain.",
+    )
+    api_version: str | None = Field(
+        None,
+        description="Azure OpenAI api-version query parameter (e.g. 2024-10-21), or the "
+        "anthropic-version header (default 2023-06-01).",
+    )
+    aws_region: str | None = Field(
+        None, description="Bedrock region (default: AWS_REGION / the AWS config)."
+    )
+    timeout_s: float = Field(
+        120.0, gt=0, description="Longest wait for the upstream's answer (or next chunk)."
+    )
+    connect_timeout_s: float = Field(10.0, gt=0, description="Upstream connect timeout.")
+    max_retries: int = Field(
+        2, ge=0, le=10, description="Retries after a 429, 5xx, timeout or connection error."
+    )
+    retry_max_wait_s: float = Field(
+        30.0,
+        ge=0,
+        description="Longest Retry-After honoured before retrying; a longer one is passed "
+        "back to the caller as 429 with that Retry-After.",
+    )
+    requests_per_minute: float = Field(
+        0.0, ge=0, description="Client-side rate limit (token bucket) on upstream calls; 0: off."
+    )
+    max_concurrency: int = Field(64, ge=1, description="Upstream calls in flight at once.")
+    max_tokens: int = Field(
+        4096,
+        ge=1,
+        description="max_tokens sent to Anthropic / Bedrock when a request sets none "
+        "(their APIs require one).",
+    )
+
+
+class ChatSettings(BaseModel):
+    """The memory side of ``/v1/chat/completions`` and of ``nmafc.proxy.MemoryOpenAI``."""
+
+    budget_tokens: int | None = Field(
+        None,
+        ge=50,
+        description="Context budget recalled per call (X-NMAFC-Budget wins); unset: "
+        "NMAFC_RETRIEVAL_BUDGET_TOKENS.",
+    )
+    recall: bool = Field(True, description="Recall by default (memory_recall per call wins).")
+    remember: bool = Field(
+        True, description="Remember exchanges by default (memory_remember per call wins)."
+    )
+    queue_enabled: bool = Field(
+        True,
+        description="Background service that remembers queued exchanges left undone (after "
+        "a crash or a failure); it also runs once at start-up.",
+    )
+    queue_interval_s: float = Field(
+        10.0, gt=0, description="Seconds between walks over queued exchanges."
+    )
+    queue_max_attempts: int = Field(
+        5,
+        ge=1,
+        description="Attempts before a queued exchange is left for an operator (it stays in "
+        "the queue with its last error; nothing is dropped).",
+    )
+    queue_delay_s: float = Field(
+        0.0,
+        ge=0,
+        description="Wait before remembering an exchange right after the reply (tests use "
+        "it to crash between queueing and remembering).",
+    )
+    queue_keep_done_s: float = Field(
+        86400.0, ge=0, description="How long remembered exchanges stay in the queue table."
+    )
+
+
 class Settings(BaseSettings):
     """Every NMAFC setting."""
 
@@ -293,9 +420,11 @@ class Settings(BaseSettings):
     data_dir: Path | None = Field(
         None, description="Where embedded stores live. Default: the per-user data directory."
     )
-    extractor: Literal["rules", "verbatim"] = Field(
+    extractor: Literal["rules", "verbatim", "llm"] = Field(
         "rules",
-        description="rules: LLM-free fact extraction; verbatim: one fact per message as said.",
+        description="rules: LLM-free fact extraction; verbatim: one fact per message as said; "
+        "llm: one tool call per exchange to the upstream LLM (NMAFC_LLM_*), falling back "
+        "to rules when its output is unusable.",
     )
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     hot: HotSettings = Field(default_factory=HotSettings)
@@ -314,6 +443,8 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     live: LiveSettings = Field(default_factory=LiveSettings)
     maintenance: MaintenanceSettings = Field(default_factory=MaintenanceSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -344,7 +475,16 @@ class Settings(BaseSettings):
 
 def _env_config_file() -> Path | None:
     value = os.environ.get("NMAFC_CONFIG")
-    return Path(value) if value else None
+    if value:
+        return Path(value)
+    # What `nmafc init` writes when told no other path; read only if it exists.
+    default = default_config_file()
+    return default if default.is_file() else None
+
+
+def default_config_file() -> Path:
+    """Where ``nmafc init`` writes its settings unless told otherwise (per-user config dir)."""
+    return Path(platformdirs.user_config_dir("nmafc", appauthor=False)) / "config.toml"
 
 
 def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:

@@ -53,7 +53,7 @@ async def test_an_agent_key_decides_the_agent(secured: Running) -> None:
 
 async def test_an_agent_key_gets_404_and_nothing_else_for_another_agent(secured: Running) -> None:
     b = secured.client(KEY_B)
-    b_memory = (await b.add(["Agent B's secret: the vault code is 4242."])).added[0]
+    b_memory = (await b.add(["Agent B's secret: the vault code is quokka-7."])).added[0]
     a_as_b = {"Authorization": f"Bearer {KEY_A}", "X-Agent-ID": "agent-b"}
     a_own = {"Authorization": f"Bearer {KEY_A}"}
     attempts = [
@@ -71,11 +71,11 @@ async def test_an_agent_key_gets_404_and_nothing_else_for_another_agent(secured:
     for method, path, headers, body in attempts:
         response = await secured.http.request(method, path, headers=headers, json=body)
         assert response.status_code == 404, (method, path)
-        assert "4242" not in response.text
+        assert "quokka" not in response.text
         assert "vault" not in response.text
     own = await secured.client(KEY_A).search("vault code", scope="agent")
-    assert "4242" not in own.context
-    assert (await b.get(b_memory.id)).content.endswith("4242.")
+    assert "quokka" not in own.context
+    assert (await b.get(b_memory.id)).content.endswith("quokka-7.")
 
 
 async def test_an_admin_key_acts_for_the_agent_it_names(secured: Running) -> None:

@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from hypothesis import HealthCheck, settings
 from nmafc.api import create_app
 
 from ..conftest import _Shared
+from ..providers.fakes import running_upstream
 from .conftest import KEY_A, service_settings
 
 EXAMPLES = int(os.environ.get("NMAFC_TEST_SCHEMATHESIS_EXAMPLES", "25"))
@@ -30,10 +32,22 @@ EXAMPLES = int(os.environ.get("NMAFC_TEST_SCHEMATHESIS_EXAMPLES", "25"))
 
 @pytest.fixture(scope="module")
 def live_url(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[str]:
+    with ExitStack() as stack:
+        yield from _live_url(stack, tmp_path_factory, embedder)
+
+
+def _live_url(
+    stack: ExitStack, tmp_path_factory: pytest.TempPathFactory, embedder: Any
+) -> Iterator[str]:
     data_dir: Path = tmp_path_factory.mktemp("schemathesis")
-    app = create_app(
-        service_settings(data_dir, api={"keys": f"{KEY_A}:agent-a"}), embedder=_Shared(embedder)
+    # The chat proxy forwards to a fake upstream LLM (a real server on loopback).
+    upstream = stack.enter_context(running_upstream("openai"))
+    settings = service_settings(
+        data_dir,
+        api={"keys": f"{KEY_A}:agent-a"},
+        llm={"base_url": upstream.url, "model": "fake-model", "max_retries": 0},
     )
+    app = create_app(settings, embedder=_Shared(embedder))
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])

@@ -101,7 +101,7 @@ def test_services_are_declared_from_settings(engine: MemoryEngine) -> None:
         }
     )
     services = {s.name: s for s in declared_services(engine, settings)}
-    assert set(services) == {"maintenance", "compaction", "flush"}
+    assert set(services) == {"maintenance", "compaction", "flush", "remember_queue"}
     assert services["maintenance"].interval_s == 7.0
     assert services["compaction"].enabled is False
 

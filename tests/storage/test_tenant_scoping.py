@@ -12,7 +12,7 @@ from nmafc.core.scope import AgentScope, Scope
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions
 
-TENANT_TABLES = ("turns", "facts", "events", "scopes")
+TENANT_TABLES = ("turns", "facts", "events", "scopes", "pending_exchanges", "fact_vectors")
 # The one deliberate cross-tenant read: start-up recovery lists every agent once.
 ALLOWED = re.compile(r"SELECT DISTINCT scopes\.agent_id\s+FROM scopes\s*$", re.I)
 
@@ -24,6 +24,13 @@ def _touches_tenant_table(sql: str) -> bool:
 def test_every_statement_on_tenant_tables_filters_by_agent(
     engine: MemoryEngine, tmp_path: Path
 ) -> None:
+    assert unscoped_statements(engine, tmp_path) == []
+
+
+def unscoped_statements(
+    engine: MemoryEngine, tmp_path: Path, must_touch: str = "facts"
+) -> list[str]:
+    """Run every engine operation; return tenant-table statements without an agent filter."""
     statements: list[str] = []
 
     @event.listens_for(engine.ctx.cold.engine, "before_cursor_execute")
@@ -55,13 +62,13 @@ def test_every_statement_on_tenant_tables_filters_by_agent(
 
     tenant_sql = [s for s in statements if _touches_tenant_table(s) and not ALLOWED.search(s)]
     assert len(tenant_sql) > 30
+    assert any(re.search(rf"\b(FROM|JOIN)\s+{must_touch}\b", s, re.I) for s in tenant_sql)
     # INSERTs carry agent_id as a column; every read, update and delete filters on it.
-    unscoped = [
+    return [
         s
         for s in tenant_sql
         if not s.upper().startswith("INSERT") and not re.search(r"\bagent_id\s*(=|IN)", s)
     ]
-    assert unscoped == []
 
 
 def _msg(text: str):  # type: ignore[no-untyped-def]

@@ -24,7 +24,7 @@ from nmafc import __version__
 from nmafc.api.errors import install_error_handlers
 from nmafc.api.metrics import Metrics
 from nmafc.api.middleware import RequestContext
-from nmafc.api.routes import events, health, live, memories
+from nmafc.api.routes import chat, events, health, live, memories, scopes
 from nmafc.api.schemas import Problem
 from nmafc.api.state import AppState
 from nmafc.auth import Authenticator
@@ -32,8 +32,10 @@ from nmafc.embedding.base import Embedder
 from nmafc.engine.engine import MemoryEngine
 from nmafc.errors import NmafcError
 from nmafc.live.hub import LiveHub
+from nmafc.providers import create_provider, llm_configured
 from nmafc.services import declared_services, run_services
 from nmafc.settings import Settings, load_settings
+from nmafc.web import dashboard_app
 
 log = logging.getLogger("nmafc.api")
 
@@ -62,11 +64,16 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
             collector = metrics.watch(engine.store_sizes, hub)
             services = tuple(declared_services(engine, settings))
             slots = anyio.CapacityLimiter(settings.server.recall_concurrency)
-            state = AppState(settings, engine, auth, hub, metrics, services, slots)
-            async with anyio.create_task_group() as group:
-                group.start_soon(run_services, services, metrics.observe_job)
-                yield {"nmafc": state}
-                group.cancel_scope.cancel()
+            provider = create_provider(settings.llm) if llm_configured(settings.llm) else None
+            state = AppState(settings, engine, auth, hub, metrics, services, slots, provider)
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(run_services, services, metrics.observe_job)
+                    yield {"nmafc": state}
+                    group.cancel_scope.cancel()
+            finally:
+                if provider is not None:
+                    await provider.aclose()
             metrics.registry.unregister(collector)
         except NmafcError as exc:
             log.error("cannot start: [%s] %s Fix: %s", exc.code, exc.detail, exc.fix)
@@ -81,15 +88,17 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
         lifespan=lifespan,
     )
     install_error_handlers(app, settings.server.retry_after_s)
-    for module in (memories, events, health, live):
+    for module in (memories, events, scopes, chat, health, live):
         app.include_router(module.router)
+    # The dashboard answers only what no route matches, so API 404/405s stay problems.
+    app.router.default = dashboard_app(app.router.default)
     if settings.server.cors_origins:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.server.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
-            expose_headers=["X-Request-ID", "Retry-After"],
+            expose_headers=["X-Request-ID", "Retry-After", "X-NMAFC-Memory"],
         )
     app.add_middleware(
         RequestContext, metrics=metrics, max_body_bytes=settings.server.max_body_bytes

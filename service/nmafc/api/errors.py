@@ -18,6 +18,8 @@ from nmafc.errors import (
     MalformedRequest,
     MethodNotAllowed,
     NmafcError,
+    ProviderError,
+    ProviderNotConfigured,
     RequestValidationFailed,
     RouteNotFound,
     StoreNotWritable,
@@ -51,6 +53,8 @@ def problem(
     headers = dict(headers or {})
     if isinstance(error, StoreUnavailable | StoreNotWritable | TooManyConnections):
         headers["Retry-After"] = str(retry_after_s)
+    if isinstance(error, ProviderError) and error.retry_after_s is not None:
+        headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
     if isinstance(error, Unauthorized):
         headers["WWW-Authenticate"] = 'Bearer realm="nmafc"'
     return JSONResponse(
@@ -66,7 +70,8 @@ def install_error_handlers(app: FastAPI, retry_after_s: int) -> None:
 
     async def on_nmafc_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, NmafcError)
-        if exc.status >= 500 and not isinstance(exc, StoreUnavailable | TooManyConnections):
+        quiet = StoreUnavailable | TooManyConnections | ProviderError | ProviderNotConfigured
+        if exc.status >= 500 and not isinstance(exc, quiet):
             log.error("%s: %s", exc.code, exc.detail)
         return problem(exc, retry_after_s=retry_after_s)
 
@@ -124,8 +129,11 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         409: "Conflict (e.g. a stale `expected_version`)",
         413: "Request body too large",
         422: "Invalid request",
+        429: "The upstream LLM is rate limiting; retry after `Retry-After` seconds",
         500: "Internal error (a bug)",
+        502: "The upstream LLM failed; `detail` carries its message",
         503: "A store is unreachable; retry after `Retry-After` seconds",
+        504: "The upstream LLM timed out",
     }
     schema = {"$ref": "#/components/schemas/Problem"}
     return {

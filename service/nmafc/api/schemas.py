@@ -24,10 +24,12 @@ from nmafc.core.graph import EntityGraph
 from nmafc.core.records import MemoryRecord
 from nmafc.core.tiers import Tier
 from nmafc.core.turns import MAX_MESSAGE_CHARS, Message, Turn
+from nmafc.directory import Conversation
 from nmafc.engine.engine import RecordPage, Stats
 from nmafc.engine.history import PurgeReceipt, RecordHistory, RollbackResult
 from nmafc.engine.recall import Hit, RecallResult
 from nmafc.engine.writes import WriteResult
+from nmafc.settings import DecaySettings
 
 TierName = Literal["CoreAnchor", "ActiveContext", "EphemeralState"]
 EventKindName = Literal[
@@ -495,6 +497,24 @@ class GraphOut(Model):
         )
 
 
+class DecayOut(Model):
+    """The decay constants weights are computed with: w = w0·exp(−λ·e^(−η·k)·(t − anchor))."""
+
+    clock: Literal["turns", "hours"] = Field(description="What `t` counts.")
+    lambdas: dict[str, float] = Field(description="Decay rate per tier.")
+    eta: float = Field(description="How much each reinforcement slows decay.")
+    w_prune: float = Field(description="Weight at which a record is pruned.")
+
+    @classmethod
+    def of(cls, d: DecaySettings) -> DecayOut:
+        lambdas = {
+            "CoreAnchor": d.lambda_core_anchor,
+            "ActiveContext": d.lambda_active_context,
+            "EphemeralState": d.lambda_ephemeral_state,
+        }
+        return cls(clock=d.clock, lambdas=lambdas, eta=d.eta, w_prune=d.w_prune)
+
+
 class StatsOut(Model):
     scope: str
     turn: float
@@ -505,9 +525,10 @@ class StatsOut(Model):
     hot_rows: int
     mean_weight: float | None
     weight_histogram: list[int] = Field(description="Valid records per weight decile.")
+    decay: DecayOut
 
     @classmethod
-    def of(cls, s: Stats) -> StatsOut:
+    def of(cls, s: Stats, decay: DecaySettings) -> StatsOut:
         return cls(
             scope=s.scope,
             turn=s.turn,
@@ -518,6 +539,39 @@ class StatsOut(Model):
             hot_rows=s.hot_rows,
             mean_weight=_finite(s.mean_weight),
             weight_histogram=list(s.weight_histogram),
+            decay=DecayOut.of(decay),
+        )
+
+
+class ConversationOut(Model):
+    conversation_id: str
+    turn: float = Field(description="The conversation's clock.")
+
+
+class AgentOut(Model):
+    agent_id: str
+    conversations: list[ConversationOut]
+
+
+class ScopesOut(Model):
+    bound_agent: str | None = Field(
+        description="The agent the API key is bound to; null: an admin key or an open "
+        "service, which name the agent with X-Agent-ID."
+    )
+    agents: list[AgentOut]
+    truncated: bool = Field(description="More conversations exist than `limit`.")
+
+    @classmethod
+    def of(cls, bound: str | None, found: list[Conversation], truncated: bool) -> ScopesOut:
+        agents: dict[str, list[ConversationOut]] = {}
+        for c in found:
+            agents.setdefault(c.agent_id, []).append(
+                ConversationOut(conversation_id=c.conversation_id, turn=c.turn)
+            )
+        return cls(
+            bound_agent=bound,
+            agents=[AgentOut(agent_id=a, conversations=cs) for a, cs in agents.items()],
+            truncated=truncated,
         )
 
 
@@ -526,7 +580,10 @@ class Health(Model):
 
 
 class Ready(Model):
-    status: Literal["ready"]
+    status: Literal["ready", "degraded"] = Field(
+        description="degraded: the Hot store (S3) is unreachable; writes are still "
+        "acknowledged by the Cold ROM and reads served from RAM or the Cold ROM."
+    )
     stores: dict[str, str]
 
 

@@ -10,6 +10,7 @@ from nmafc.api.metrics import Metrics
 from nmafc.auth import Authenticator
 from nmafc.engine.engine import MemoryEngine
 from nmafc.live.hub import LiveHub
+from nmafc.providers.base import ChatProvider
 from nmafc.services.base import Service
 from nmafc.settings import Settings
 
@@ -23,3 +24,4 @@ class AppState:
     metrics: Metrics
     services: tuple[Service, ...]
     recall_slots: CapacityLimiter
+    provider: ChatProvider | None = None  # the upstream LLM, when one is configured

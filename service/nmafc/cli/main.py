@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,8 +62,44 @@ def _parser() -> argparse.ArgumentParser:
     openapi = sub.add_parser("openapi", help="print the OpenAPI document of the service")
     openapi.set_defaults(run=lambda a: _service().openapi(_settings_from(a)))
 
-    demo = sub.add_parser("demo", help="remember a short conversation and recall from it")
+    demo = sub.add_parser(
+        "demo", help="load a sample conversation into a demo scope through the HTTP API"
+    )
+    demo.add_argument(
+        "--url",
+        default=None,
+        help="the service (default http://127.0.0.1:8000; if nothing answers there, "
+        "one is started in this process over the local stores)",
+    )
+    demo.add_argument("--api-key", default=None, help="API key (default: NMAFC_API_KEY)")
     demo.set_defaults(run=_demo)
+
+    init = sub.add_parser(
+        "init", help="set up the upstream LLM and storage; writes a TOML settings file"
+    )
+    init.add_argument(
+        "--config",
+        dest="init_config",
+        type=Path,
+        default=None,
+        help="where to write (default: the per-user config file, read automatically)",
+    )
+    init.add_argument("--provider", choices=["openai", "anthropic", "bedrock", "ollama", "other"])
+    init.add_argument("--base-url", default=None, help="the upstream's base URL")
+    init.add_argument("--model", default=None, help="model name (or Bedrock model id)")
+    init.add_argument(
+        "--api-key", default=None, help="upstream key (prefer the prompt: it is not echoed)"
+    )
+    init.add_argument("--data-dir", type=Path, default=None, help="where memory is kept")
+    init.add_argument(
+        "--yes", action="store_true", help="ask nothing: flags, then defaults; overwrite"
+    )
+    init.set_defaults(run=_init)
+
+    chat = sub.add_parser("chat", help="talk to the upstream LLM with memory, in the terminal")
+    chat.add_argument("--agent", default="cli", help="agent id (default cli)")
+    chat.add_argument("--conversation", default="default", help="conversation id")
+    chat.set_defaults(run=_chat)
 
     migrate = sub.add_parser("migrate", help="apply Cold ROM migrations and exit")
     migrate.set_defaults(run=_migrate)
@@ -109,6 +146,17 @@ def _parser() -> argparse.ArgumentParser:
     http.add_argument("--reinforce", action="store_true", help="recalls reinforce (writes)")
     http.add_argument("--out", type=Path, default=Path("bench-results"))
     http.set_defaults(run=_bench_http)
+    load = bench_sub.add_parser(
+        "load", help="concurrent writers and readers, then verify no acknowledged write is lost"
+    )
+    load.add_argument("--duration", type=float, default=60.0, help="seconds of load")
+    load.add_argument("--writers", type=int, default=4, help="writers, one conversation each")
+    load.add_argument("--readers", type=int, default=4, help="concurrent searching clients")
+    load.add_argument("--url", default=None, help="an already running service (else: start one)")
+    load.add_argument("--api-key", default=None, help="key for --url (default: NMAFC_API_KEY)")
+    load.add_argument("--agent", default="load", help="agent id the load writes under")
+    load.add_argument("--out", type=Path, default=Path("bench-results"))
+    load.set_defaults(run=_bench_load)
     return parser
 
 
@@ -125,8 +173,28 @@ def _settings_from(args: argparse.Namespace) -> Settings:
 def _demo(args: argparse.Namespace) -> int:
     from nmafc.cli.demo import run_demo
 
-    run_demo(_settings_from(args))
-    return 0
+    api_key = args.api_key or os.environ.get("NMAFC_API_KEY") or None
+    return run_demo(_settings_from(args), args.url, api_key)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from nmafc.cli.init import run_init
+
+    return run_init(
+        config=args.init_config or args.config,
+        provider=args.provider,
+        base_url=args.base_url,
+        model=args.model,
+        api_key=args.api_key,
+        data_dir=args.data_dir,
+        yes=args.yes,
+    )
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from nmafc.cli.chat import run_chat
+
+    return run_chat(_settings_from(args), agent_id=args.agent, conversation_id=args.conversation)
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -212,6 +280,22 @@ def _bench_http(args: argparse.Namespace) -> int:
     report = run(options, args.out)
     print(markdown(report))
     return 0 if all(r["errors"] == 0 for r in report["results"]) else 1
+
+
+def _bench_load(args: argparse.Namespace) -> int:
+    from nmafc.bench.load_bench import LoadOptions, markdown, run
+
+    options = LoadOptions(
+        duration_s=args.duration,
+        writers=args.writers,
+        readers=args.readers,
+        url=args.url,
+        api_key=args.api_key or os.environ.get("NMAFC_API_KEY") or None,
+        agent=args.agent,
+    )
+    report = run(options, args.out)
+    print(markdown(report))
+    return 0 if report["lost"] == 0 and report["server_errors"] == 0 else 1
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ def serve(settings: Settings, host: str | None, port: int | None) -> int:
 
     from nmafc.api import create_app
     from nmafc.api.logs import configure_logging
+    from nmafc.web import BUILD_HINT, dashboard_built
 
     server = settings.server.model_copy(
         update={"host": host or settings.server.host, "port": port or settings.server.port}
@@ -30,12 +31,17 @@ def serve(settings: Settings, host: str | None, port: int | None) -> int:
     settings = settings.model_copy(update={"server": server})
     configure_logging(server.log_format, server.log_level)
     base = f"http://{_url_host(server.host)}:{server.port}"
+    dashboard = (
+        f"{base}/"
+        if dashboard_built()
+        else f"not built: run `{BUILD_HINT}` in a checkout of the repository, then restart"
+    )
     print(
         f"NMAFC {__version__} on {base}\n"
         f"  API        {base}/v1/memories\n"
         f"  docs       {base}/docs\n"
         f"  live       {base.replace('http', 'ws', 1)}/ws/live\n"
-        f"  dashboard  {base}/  (not part of this build yet)\n"
+        f"  dashboard  {dashboard}\n"
         f"  stores     {settings.resolved_cold_uri()} + {settings.resolved_hot_uri()}",
         flush=True,
     )

@@ -78,6 +78,40 @@ def cold_vector_hits(
     return chosen
 
 
+def cold_archive_hits(
+    cold: ColdStore, scope: AnyScope, query: Vector, limit: int, pool: Pool
+) -> list[str]:
+    """The archive searched by the database (pgvector) rather than a RAM index."""
+    if limit == 0:
+        return []
+    with cold.read() as session:
+        hits = session.facts.nearest_decayed(scope, query, limit)
+    for record, cosine in hits:
+        pool.records.setdefault(record.id, record)
+        pool.cosine[record.id] = cosine
+    return [record.id for record, _ in hits]
+
+
+def by_cosine(ids: Sequence[str], pool: Pool, limit: int) -> list[str]:
+    """Merge vector lists from several sources: best cosine first, each id once."""
+    unique = list(dict.fromkeys(ids))
+    unique.sort(key=lambda rid: -pool.cosine.get(rid, -1.0))
+    return unique[:limit]
+
+
+def cold_cosines(
+    cold: ColdStore, scope: AnyScope, query: Vector, ids: Sequence[str], pool: Pool
+) -> dict[str, float]:
+    """Cosines for records found by other lists whose vectors live only in the Cold ROM."""
+    wanted = [(rid, pool.records[rid].version) for rid in ids if rid in pool.records]
+    if not wanted:
+        return {}
+    with cold.read() as session:
+        vectors = session.facts.vectors(scope, wanted)
+    q = np.asarray(query, dtype=np.float32)
+    return {rid: float(vector @ q) for (rid, _), vector in vectors.items()}
+
+
 def keyword_hits(
     cold: ColdStore,
     scope: AnyScope,

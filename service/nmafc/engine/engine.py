@@ -33,10 +33,11 @@ from nmafc.engine.history import History, PurgeReceipt, RecordHistory, RollbackR
 from nmafc.engine.hot_tier import HotTier
 from nmafc.engine.locks import ScopeLocks
 from nmafc.engine.maintenance import Maintenance, MaintenanceReport
+from nmafc.engine.queue import RememberQueue
 from nmafc.engine.recall import Recall, RecallOptions, RecallResult
 from nmafc.engine.snapshot import Snapshots
 from nmafc.engine.writes import WriteResult, Writes
-from nmafc.errors import MemoryNotFound
+from nmafc.errors import MemoryNotFound, StoreUnavailable
 from nmafc.settings import Settings
 from nmafc.storage.cold import ColdStore
 from nmafc.storage.hot.lance import HotStore, storage_options
@@ -103,6 +104,7 @@ class MemoryEngine:
         self._maintenance = Maintenance(self.ctx)
         self._history = History(self.ctx)
         self._snapshots = Snapshots(self.ctx)
+        self.queue = RememberQueue(self.ctx, self._writes)
 
     @classmethod
     def open(
@@ -122,6 +124,8 @@ class MemoryEngine:
         )
         try:
             cold.pin_embedding_model(embedder.model_name, embedder.dim)
+            if cold.enable_vector_search(settings.cold.vector_search, embedder.dim):
+                log.info("archived facts are searched in the Cold ROM (pgvector)")
             hot_settings = settings.hot
             hot = HotStore.open(
                 settings.resolved_hot_uri(),
@@ -134,10 +138,15 @@ class MemoryEngine:
                     access_key_id=_secret(hot_settings.s3_access_key_id),
                     secret_access_key=_secret(hot_settings.s3_secret_access_key),
                     allow_http=hot_settings.s3_allow_http,
+                    max_retries=hot_settings.s3_max_retries,
+                    retry_timeout_s=hot_settings.s3_retry_timeout_s,
+                    connect_timeout_s=hot_settings.s3_connect_timeout_s,
                 )
                 if settings.resolved_hot_uri().startswith("s3://")
                 else None,
             )
+            if settings.resolved_hot_uri().startswith("s3://"):
+                hot.guard_calls(hot_settings.s3_call_timeout_s, hot_settings.s3_cooldown_s)
         except BaseException:
             cold.close()
             raise
@@ -155,6 +164,12 @@ class MemoryEngine:
 
     def remember(self, scope: Scope, messages: Sequence[Message]) -> WriteResult:
         return self._writes.remember(scope, messages)
+
+    def remember_queued(
+        self, scope: Scope, item_id: int, messages: Sequence[Message]
+    ) -> WriteResult | None:
+        """Remember a queued exchange, claiming it in the same transaction (None: done already)."""
+        return self._writes.remember_queued(scope, item_id, messages)
 
     def ingest(self, scope: Scope, facts: Sequence[FactDraft]) -> WriteResult:
         return self._writes.ingest(scope, facts)
@@ -299,6 +314,19 @@ class MemoryEngine:
         """Scopes whose maintenance is due (what the background service walks)."""
         return self._maintenance.due_scopes(limit)
 
+    def readiness(self) -> dict[str, str]:
+        """Store states for ``/readyz``: raises unless the Cold ROM (the truth) answers.
+
+        A Hot outage degrades but does not stop the service: writes are acknowledged by
+        the Cold ROM and reads fall back to RAM or the Cold ROM.
+        """
+        self.ctx.cold.ping()
+        try:
+            self.ctx.hot.store.ping()
+        except StoreUnavailable:
+            return {"cold": "ok", "hot": "unavailable"}
+        return {"cold": "ok", "hot": "ok"}
+
     def ping(self) -> None:
         """Raise :class:`StoreUnavailable` unless both stores answer."""
         self.ctx.cold.ping()
@@ -329,21 +357,34 @@ class MemoryEngine:
         return self._snapshots.import_(scope, path)
 
     def close(self) -> None:
-        self.flush()
+        try:
+            self.flush()
+        except StoreUnavailable as exc:  # the log has it all; the next start replays it
+            log.warning("Hot not flushed at close: %s", exc.detail)
+        if self.ctx.hot.store.guard is not None:
+            self.ctx.hot.store.guard.close()
         self._pool.shutdown(wait=True)
         self.embedder.close()
+        closer = getattr(self.ctx.extractor, "close", None)
+        if callable(closer):  # the LLM extractor owns an HTTP client and a loop thread
+            closer()
         self.ctx.cold.close()
 
 
 def _extractor(settings: Settings) -> Extractor:
     if settings.extractor == "verbatim":
         return VerbatimExtractor()
-    return RuleExtractor(
+    rules = RuleExtractor(
         ExtractionConfig(
             min_importance=settings.extraction.min_importance,
             max_facts_per_message=settings.extraction.max_facts_per_message,
         )
     )
+    if settings.extractor == "llm":
+        from nmafc.extraction.llm import llm_extractor
+
+        return llm_extractor(settings, fallback=rules)
+    return rules
 
 
 def _secret(value: object) -> str | None:

@@ -169,4 +169,5 @@ def _delete_all(session: ColdSession, scope: AnyScope) -> dict[str, int]:
         "facts": session.facts.delete(scope),
         "events": session.events.delete(scope),
         "scopes": session.scopes.delete(scope),
+        "pending_exchanges": session.pending.delete(scope),
     }

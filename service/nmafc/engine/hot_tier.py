@@ -14,8 +14,9 @@ from collections.abc import Iterable, Sequence
 from nmafc.core.events import Event, net_changes
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
+from nmafc.errors import StoreUnavailable
 from nmafc.storage.cold import ColdStore, ScopeRow
-from nmafc.storage.hot.lance import HotStore, Vector, Watermark
+from nmafc.storage.hot.lance import HotSnapshot, HotStore, Vector, Watermark
 from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
 
 log = logging.getLogger(__name__)
@@ -64,12 +65,23 @@ class HotTier:
                 self.catch_up(row)
             else:
                 self._write(row, events, vectors)
-        except Exception:  # the log is durable; Hot is repaired on the next touch
-            log.exception("Hot write for %s failed; it will be replayed from the log", row.scope)
-            self._forget(row.scope)
-        with self._known_lock:
-            self._lagging.pop(row.scope, None)
+        except Exception as exc:  # the log is durable; Hot catches up from it later
+            self._behind(row.scope, exc)
+        else:
+            with self._known_lock:
+                self._lagging.pop(row.scope, None)
         self._advance_cache(row, events, vectors)
+
+    def _behind(self, scope: Scope, exc: Exception) -> None:
+        """A Hot write failed: forget the watermark and leave the scope to the flusher."""
+        if isinstance(exc, StoreUnavailable):
+            log.warning("Hot write for %s deferred: %s", scope, exc.detail)
+        else:
+            log.error("Hot write for %s failed; it will be replayed from the log", scope,
+                      exc_info=exc)  # fmt: skip
+        self._forget(scope)
+        with self._known_lock:
+            self._lagging[scope] = max(self._lagging.get(scope, 0), 1)
 
     def _defer(self, row: ScopeRow, events: Sequence[Event]) -> bool:
         cached = self.cache.get(row.scope)
@@ -93,7 +105,11 @@ class HotTier:
         with self._known_lock:
             if self._lagging.pop(row.scope, None) is None:
                 return
-        self.catch_up(row)
+        try:
+            self.catch_up(row)
+        except Exception as exc:
+            self._behind(row.scope, exc)
+            raise
 
     def _write(
         self, row: ScopeRow, events: Sequence[Event], vectors: dict[tuple[str, int], Vector]
@@ -193,10 +209,14 @@ class HotTier:
         return cached
 
     def _load(self, row: ScopeRow) -> WorkingSet:
-        snapshot = self.store.load(row.scope)
+        try:
+            snapshot: HotSnapshot | None = self.store.load(row.scope)
+        except StoreUnavailable:  # Hot is a cache of the log: serve reads from the Cold ROM
+            log.warning("Hot store unreadable for %s; loading it from the Cold ROM", row.scope)
+            snapshot = None
         working = WorkingSet(row.scope, row.pk, self.store.dim)
-        mark = snapshot.watermark
-        if mark is None or mark.scope_pk != row.pk or mark.seq > row.seq:
+        mark = snapshot.watermark if snapshot is not None else None
+        if snapshot is None or mark is None or mark.scope_pk != row.pk or mark.seq > row.seq:
             # Hot holds nothing usable for this incarnation: start from the Cold ROM.
             with self.cold.read() as session:
                 records = {r.id: r for r in session.facts.valid(row.scope)}

@@ -114,9 +114,11 @@ class Recall:
         )
         history = where.point_in_time or options.include_invalidated
         live = [] if history else [self.ctx.hot.working_set(row) for row in rows]
+        # With pgvector the database searches the archive; otherwise a RAM index does.
+        archived_in_cold = options.include_archived and not history and self.ctx.cold.vector_search
         archives = (
             [self.ctx.archive.index(row) for row in rows]
-            if options.include_archived and not history
+            if options.include_archived and not history and not archived_in_cold
             else []
         )
         cold, found = self.ctx.cold, lists.Pool()
@@ -139,6 +141,11 @@ class Recall:
             )
         else:
             vector = lists.vector_hits([*live, *archives], query_vector, config.vector_top_k, found)
+            if archived_in_cold:
+                archived = lists.cold_archive_hits(
+                    cold, scope, query_vector, config.vector_top_k, found
+                )
+                vector = lists.by_cosine([*vector, *archived], found, config.vector_top_k)
         graph = lists.graph_hits(live, vector, query_vector, config, found)
         ranked = {
             "vector": [f"f:{rid}" for rid in vector],
@@ -149,6 +156,9 @@ class Recall:
         }
         missing = [rid for rid in found.records if rid not in found.cosine]
         found.cosine.update(lists.cosines([*live, *archives], query_vector, missing))
+        if archived_in_cold:
+            missing = [rid for rid in missing if rid not in found.cosine]
+            found.cosine.update(lists.cold_cosines(cold, scope, query_vector, missing, found))
         limit = options.top_k or config.rerank_top_k
         hits = self._diversify(
             self._fuse(ranked, config, found, rows), config, limit, [*live, *archives]

@@ -22,6 +22,7 @@ from nmafc.embedding.base import Vectors
 from nmafc.engine.changes import ChangeSet
 from nmafc.engine.context import EngineContext
 from nmafc.errors import (
+    InternalError,
     InvalidInput,
     MemoryNotFound,
     VectorDimensionMismatch,
@@ -47,12 +48,32 @@ class Writes:
 
     def remember(self, scope: Scope, messages: Sequence[Message]) -> WriteResult:
         """Store each message as a turn, extract its facts and apply them."""
+        result = self._remember(scope, messages, None)
+        if result is None:  # only a queued remember can find nothing to do
+            raise InternalError("remember wrote nothing.")
+        return result
+
+    def remember_queued(
+        self, scope: Scope, item_id: int, messages: Sequence[Message]
+    ) -> WriteResult | None:
+        """Remember a queued exchange and claim its queue item in the same transaction.
+
+        If the item was already remembered nothing is written and None is returned, so a
+        retried or concurrent drain never applies an exchange twice.
+        """
+        return self._remember(scope, messages, item_id)
+
+    def _remember(
+        self, scope: Scope, messages: Sequence[Message], queued: int | None
+    ) -> WriteResult | None:
         validate_messages(list(messages))
         drafts = self.ctx.extractor.extract(messages)
         vectors = self._vectors_for(drafts)
         received = utcnow()
 
-        def build(session: ColdSession, row: ScopeRow) -> tuple[ChangeSet, WriteResult]:
+        def build(session: ColdSession, row: ScopeRow) -> tuple[ChangeSet, WriteResult | None]:
+            if queued is not None and not session.pending.claim(scope, queued):
+                return ChangeSet(), None
             changes = ChangeSet()
             new_turns = [
                 NewTurn(
@@ -75,6 +96,7 @@ class Writes:
                     "from_turn": row.turn + 1,
                     "to_turn": changes.turn,
                     "facts": len(drafts),
+                    **({"queue_id": queued} if queued is not None else {}),
                 },
             )
             added, invalidated = self._apply_drafts(

@@ -12,11 +12,13 @@ from nmafc.services.maintenance import (
     MaintenanceService,
     declared_services,
 )
+from nmafc.services.remember_queue import RememberQueueService
 
 __all__ = [
     "CompactionService",
     "FlushService",
     "MaintenanceService",
+    "RememberQueueService",
     "Service",
     "ServiceRun",
     "declared_services",

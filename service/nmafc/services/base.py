@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import anyio
 import anyio.to_thread
 
+from nmafc.errors import StoreUnavailable
+
 log = logging.getLogger(__name__)
 
 
@@ -44,16 +46,23 @@ class Service(abc.ABC):
         """Run every ``interval_s`` until cancelled; a failed round is logged, not fatal."""
         while True:
             await anyio.sleep(self.interval_s)
-            started = time.perf_counter()
-            failed, items = False, 0
-            try:
-                items = await anyio.to_thread.run_sync(self.run_once, abandon_on_cancel=False)
-            except Exception:
-                failed = True
-                log.exception("background service %s failed", self.name)
-            run = ServiceRun(self.name, time.perf_counter() - started, items, failed)
-            if observe is not None:
-                observe(run)
+            await self._round(observe)
+
+    async def _round(self, observe: Observer | None) -> None:
+        """One ``run_once`` in a worker thread, timed and reported; failures are logged."""
+        started = time.perf_counter()
+        failed, items = False, 0
+        try:
+            items = await anyio.to_thread.run_sync(self.run_once, abandon_on_cancel=False)
+        except StoreUnavailable as exc:  # an outage: the next round retries
+            failed = True
+            log.warning("background service %s deferred: %s", self.name, exc.detail)
+        except Exception:
+            failed = True
+            log.exception("background service %s failed", self.name)
+        run = ServiceRun(self.name, time.perf_counter() - started, items, failed)
+        if observe is not None:
+            observe(run)
 
 
 async def run_services(services: Sequence[Service], observe: Observer | None = None) -> None:

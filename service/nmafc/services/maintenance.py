@@ -8,6 +8,7 @@ from nmafc.core.scope import Scope
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.maintenance import MaintenanceReport
 from nmafc.services.base import Service
+from nmafc.services.remember_queue import RememberQueueService
 from nmafc.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ class FlushService(Service):
 
 
 def declared_services(engine: MemoryEngine, settings: Settings) -> list[Service]:
-    """Every background service, configured from ``settings.maintenance``."""
+    """Every background service, configured from ``settings.maintenance`` and ``.chat``."""
     m = settings.maintenance
     return [
         MaintenanceService(
@@ -95,4 +96,10 @@ def declared_services(engine: MemoryEngine, settings: Settings) -> list[Service]
         ),
         CompactionService(engine, enabled=m.compaction_enabled, interval_s=m.compaction_interval_s),
         FlushService(engine, enabled=m.flush_enabled, interval_s=m.flush_interval_s),
+        RememberQueueService(
+            engine,
+            enabled=settings.chat.queue_enabled,
+            interval_s=settings.chat.queue_interval_s,
+            keep_done_s=settings.chat.queue_keep_done_s,
+        ),
     ]

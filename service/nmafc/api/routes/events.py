@@ -8,7 +8,7 @@ from typing import Annotated
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Depends, Query
 
-from nmafc.api.deps import EngineDep, ReachQuery, TenantDep, strict_query
+from nmafc.api.deps import EngineDep, ReachQuery, SettingsDep, TenantDep, strict_query
 from nmafc.api.errors import problem_responses
 from nmafc.api.schemas import EventKindName, EventOut, EventPage, GraphOut, StatsOut
 
@@ -55,7 +55,10 @@ async def entity_graph(
 
 @router.get("/stats", response_model=StatsOut)
 async def stats(
-    tenant: TenantDep, engine: EngineDep, scope: ReachQuery = "conversation"
+    tenant: TenantDep,
+    engine: EngineDep,
+    settings: SettingsDep,
+    scope: ReachQuery = "conversation",
 ) -> StatsOut:
-    """Counts per tier, invalidations, turns, events, Hot rows and the weight histogram."""
-    return StatsOut.of(await run_sync(engine.stats, tenant.reach(scope)))
+    """Counts per tier, invalidations, turns, events, Hot rows, weights and decay constants."""
+    return StatsOut.of(await run_sync(engine.stats, tenant.reach(scope)), settings.decay)

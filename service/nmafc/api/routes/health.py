@@ -21,9 +21,9 @@ async def healthz() -> Health:
 
 @router.get("/readyz", response_model=Ready, responses=problem_responses(503))
 async def readyz(engine: EngineDep) -> Ready:
-    """Both stores answer; 503 with Retry-After otherwise."""
-    await run_sync(engine.ping)
-    return Ready(status="ready", stores={"cold": "ok", "hot": "ok"})
+    """The Cold ROM answers (503 with Retry-After otherwise); ``degraded`` without Hot."""
+    stores = await run_sync(engine.readiness)
+    return Ready(status="ready" if stores["hot"] == "ok" else "degraded", stores=stores)
 
 
 @router.get(

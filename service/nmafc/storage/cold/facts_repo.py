@@ -18,6 +18,7 @@ from nmafc.core.tiers import Tier, parse_tier
 from nmafc.storage.cold.filters import where_scope
 from nmafc.storage.cold.schema import facts
 from nmafc.storage.cold.scopes_repo import ScopeRow
+from nmafc.storage.cold.vectors import FactVectors
 
 Vector = npt.NDArray[np.float32]
 
@@ -67,8 +68,9 @@ def _state(record: MemoryRecord) -> dict[str, Any]:
 
 
 class FactsRepo:
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, vectors: FactVectors | None = None) -> None:
         self._conn = conn
+        self._vectors = vectors
 
     def insert_versions(
         self, row: ScopeRow, records: Sequence[MemoryRecord], vectors: Mapping[str, Vector]
@@ -97,7 +99,21 @@ class FactsRepo:
                     **_state(record),
                 }
             )
-        self._conn.execute(facts.insert(), params)
+        if self._vectors is None:
+            self._conn.execute(facts.insert(), params)
+            return
+        inserted = self._conn.execute(
+            facts.insert().returning(facts.c.id, facts.c.record_id, facts.c.version), params
+        )
+        by_key = {(r.record_id, int(r.version)): int(r.id) for r in inserted}
+        self._vectors.insert(
+            [
+                (by_key[(r.id, r.version)], row.scope.agent_id, row.scope.conversation_id,
+                 vectors[r.id])
+                for r in records
+                if vectors.get(r.id) is not None
+            ]
+        )  # fmt: skip
 
     def update_state(self, scope: Scope, records: Sequence[MemoryRecord]) -> None:
         """Write the in-place state of each record's current version (one executemany)."""
@@ -227,6 +243,15 @@ class FactsRepo:
             return [], np.zeros((0, 0), dtype=np.float32)  # callers check the record list
         matrix = np.stack([np.frombuffer(r.embedding, dtype="<f4") for r in rows])
         return [record_from_row(r) for r in rows], matrix.astype(np.float32)
+
+    def nearest_decayed(
+        self, scope: AnyScope, query: Vector, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        """Archived or expired facts nearest ``query``, searched in the database (pgvector)."""
+        if self._vectors is None:
+            raise RuntimeError("Cold semantic search is off; use the RAM archive")
+        hits = self._vectors.nearest_decayed(scope, query, limit, RECORD_COLUMNS)
+        return [(record_from_row(row), cosine) for row, cosine in hits]
 
     def decayed(self, scope: Scope) -> tuple[list[MemoryRecord], Vector]:
         """Records whose latest version left the working set by decay, with embeddings."""

@@ -173,5 +173,23 @@ api_keys = Table(
     sqlite_autoincrement=True,
 )
 
+# Exchanges the chat proxy must remember: committed before the reply is acknowledged,
+# marked done in the same transaction as the turns they became (so never applied twice).
+pending_exchanges = Table(
+    "pending_exchanges",
+    metadata,
+    Column("id", RowId, primary_key=True, autoincrement=True),
+    Column("agent_id", Id, nullable=False),
+    Column("conversation_id", Id, nullable=False),
+    Column("messages", Json, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("last_error", Text, nullable=True),
+    Column("done_at", Timestamp, nullable=True),
+    Index(None, "agent_id", "conversation_id", "done_at"),
+    Index(None, "done_at"),
+    sqlite_autoincrement=True,
+)
+
 # Tables that hold tenant data; every query on them must filter by agent_id.
-TENANT_TABLES = ("turns", "facts", "events", "scopes")
+TENANT_TABLES = ("turns", "facts", "events", "scopes", "pending_exchanges")

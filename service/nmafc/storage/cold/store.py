@@ -18,8 +18,11 @@ from nmafc.storage.cold.facts_repo import FactsRepo
 from nmafc.storage.cold.keys_repo import KeysRepo
 from nmafc.storage.cold.keyword import KeywordSearch
 from nmafc.storage.cold.leases import Leases
+from nmafc.storage.cold.pending_repo import PendingRepo
 from nmafc.storage.cold.scopes_repo import ScopeRow, ScopesRepo
 from nmafc.storage.cold.turns_repo import TurnsRepo
+from nmafc.storage.cold.vectors import FactVectors, VectorSearchMode
+from nmafc.storage.cold.vectors import enable as enable_vectors
 
 __all__ = ["ColdSession", "ColdStore", "ScopeRow"]
 
@@ -35,17 +38,22 @@ class ColdSession:
     events: EventsRepo
     search: KeywordSearch
     keys: KeysRepo
+    pending: PendingRepo
+    vectors: FactVectors | None  # None unless Cold semantic search is on (pgvector)
 
     @classmethod
-    def on(cls, conn: Connection) -> ColdSession:
+    def on(cls, conn: Connection, *, vector_search: bool = False) -> ColdSession:
+        vectors = FactVectors(conn) if vector_search else None
         return cls(
             conn=conn,
             scopes=ScopesRepo(conn),
             turns=TurnsRepo(conn),
-            facts=FactsRepo(conn),
+            facts=FactsRepo(conn, vectors),
             events=EventsRepo(conn),
             search=KeywordSearch(conn),
             keys=KeysRepo(conn),
+            pending=PendingRepo(conn),
+            vectors=vectors,
         )
 
 
@@ -55,6 +63,7 @@ class ColdStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._leases = Leases(engine)
+        self.vector_search = False
 
     @classmethod
     def open(
@@ -89,13 +98,13 @@ class ColdStore:
             self.engine.connect().execution_options(nmafc_write=True) as conn,
             conn.begin(),
         ):
-            yield ColdSession.on(conn)
+            yield ColdSession.on(conn, vector_search=self.vector_search)
 
     @contextmanager
     def read(self) -> Iterator[ColdSession]:
         """A read-only snapshot (rolled back at the end)."""
         with self._translate_errors(), self.engine.connect() as conn, conn.begin() as tx:
-            yield ColdSession.on(conn)
+            yield ColdSession.on(conn, vector_search=self.vector_search)
             tx.rollback()
 
     def ping(self) -> None:
@@ -133,6 +142,12 @@ class ColdStore:
     def pin_embedding_model(self, model: str, dim: int) -> None:
         with self._translate_errors():
             database.pin_embedding_model(self.engine, model, dim)
+
+    def enable_vector_search(self, mode: VectorSearchMode, dim: int) -> bool:
+        """Turn on semantic search of archived facts in the database (pgvector) if it can."""
+        with self._translate_errors():
+            self.vector_search = enable_vectors(self.engine, mode, dim)
+        return self.vector_search
 
     def close(self) -> None:
         self.engine.dispose()

