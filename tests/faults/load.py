@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -73,7 +76,26 @@ def verify_acks(url: str, run: LoadRun) -> Verification:
         async with http_client(url, options, 8) as http:
             return await verify(http, options, run.acks)
 
-    return asyncio.run(main())
+    verification = asyncio.run(main())
+    _report(run, verification)
+    return verification
+
+
+def _report(run: LoadRun, verification: Verification) -> None:
+    """Each fault test's counts, kept as an artifact (the README quotes them)."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "fault").split(" ")[0]
+    name = test.split("::")[-1]
+    out = Path(__file__).resolve().parents[2] / "test-artifacts" / "faults" / f"{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report = {
+        "test": test,
+        "requests": len(run.outcomes),
+        "statuses": dict(sorted(run.statuses().items())),
+        "acknowledged_writes": len(run.acks),
+        "verified": verification.checked,
+        "lost": len(verification.lost),
+    }
+    out.write_text(json.dumps(report, indent=2) + "\n")
 
 
 def stats(url: str, agent: str, conversation: str) -> dict[str, Any]:
