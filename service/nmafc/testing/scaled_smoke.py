@@ -90,7 +90,8 @@ def run_scaled_smoke(
             **s3.env(f"smoke-{uuid.uuid4().hex[:8]}"),
             "NMAFC_API_KEYS": f"{ADMIN_KEY}:*",
             "NMAFC_AUTH": "on",
-            "NMAFC_EXTRACTOR": "rules",
+            # One fact per message, so what replica 2 must find is exactly what was sent.
+            "NMAFC_EXTRACTOR": "verbatim",
             "NMAFC_CONSOLIDATION_EVERY_TURNS": str(EVERY_TURNS),
             "NMAFC_MAINTENANCE_PASS_ENABLED": "true",
             "NMAFC_MAINTENANCE_PASS_INTERVAL_S": "0.2",
@@ -142,29 +143,54 @@ def _exercise(
     ):
         for round_ in range(rounds):
             for conversation in conversations:
-                messages = [
-                    {"role": "user", "content": f"Note {n} of round {round_}: the {conversation} "
-                     f"project code is orchid-{conversation}-{round_}-{n}."}
-                    for n in range(EVERY_TURNS)
-                ]  # fmt: skip
+                facts = _facts(conversation, round_)
                 response = writer.post(
                     f"{writer_url}/v1/memories",
-                    json={"messages": messages},
+                    json={"messages": [{"role": "user", "content": f} for f in facts]},
                     headers={"X-Conversation-ID": conversation},
                 )
                 response.raise_for_status()
             _wait_for_passes(processes, scopes * (round_ + 1))
         for conversation in conversations:
-            code = f"orchid-{conversation}-{rounds - 1}-0"
+            scope = {"X-Conversation-ID": conversation}
+            listed = reader.get(f"{reader_url}/v1/memories", params={"limit": 100}, headers=scope)
+            listed.raise_for_status()
+            contents = " ".join(item["content"] for item in listed.json()["items"])
+            written = [f for r in range(rounds) for f in _facts(conversation, r)]
+            missing = [fact for fact in written if fact not in contents]
+            if missing:
+                raise AssertionError(f"replica-2 lacks what replica-1 wrote: {missing}")
             found = reader.post(
                 f"{reader_url}/v1/memories/search",
-                json={"query": f"project code {code}", "reinforce": False},
-                headers={"X-Conversation-ID": conversation},
+                json={"query": "Which boat is kept at the lake?", "reinforce": False},
+                headers=scope,
             )
             found.raise_for_status()
-            if code not in found.json()["context"]:
-                raise AssertionError(f"replica-2 did not find what replica-1 wrote: {code}")
+            if "kayak" not in found.json()["context"]:
+                raise AssertionError(
+                    f"replica-2's search missed replica-1's write in {conversation}"
+                )
     time.sleep(1.0)  # a duplicate pass would land now: the intervals are 0.2 s
+
+
+FACTS = (
+    "{who} keeps a red kayak at the lake.",
+    "{who} learned Portuguese while living in Lisbon.",
+    "{who} is allergic to walnuts.",
+    "{who} plays the cello in a community orchestra.",
+    "{who} drives an old green pickup truck.",
+    "{who} volunteers at the animal shelter on Sundays.",
+    "{who} collects vintage postage stamps.",
+    "{who} runs a small bakery downtown.",
+    "{who} grows tomatoes on the balcony.",
+)
+
+
+def _facts(conversation: str, round_: int) -> list[str]:
+    """Distinct facts (never merged as near-duplicates), EVERY_TURNS per round."""
+    start = round_ * EVERY_TURNS
+    picked = [FACTS[(start + n) % len(FACTS)] for n in range(EVERY_TURNS)]
+    return [fact.format(who=f"Member {conversation}") for fact in picked]
 
 
 def _wait_for_passes(processes: dict[str, NmafcProcess], expected: int) -> None:
