@@ -87,7 +87,7 @@ def load_tokenizer() -> Tokenizer:
 class OnnxMiniLM:
     """all-MiniLM-L6-v2 with mean pooling and L2 normalisation, batched and thread-safe."""
 
-    def __init__(self, *, batch_size: int = 64, threads: int = 0) -> None:
+    def __init__(self, *, batch_size: int = 16, threads: int = 0) -> None:
         import onnxruntime as ort
 
         path = model_path()
