@@ -139,6 +139,24 @@ def test_the_engine_remembers_through_the_llm_extractor(
         engine.close()
 
 
+def test_a_fallback_is_written_into_the_event_log_with_its_reason(
+    upstream: FakeUpstream, tmp_path: Path, shared_embedder: Any
+) -> None:
+    upstream.reply({"status": 500, "message": "model overloaded"})
+    settings = settings_for(upstream, tmp_path, consolidation={"inline": False})
+    engine = MemoryEngine.open(settings, embedder=shared_embedder)
+    try:
+        scope = Scope("agent-llm", "c2")
+        result = engine.remember(scope, MESSAGES)
+        assert result.added  # the rules extracted the facts instead
+        turns = [e for e in engine.events(scope) if e.kind.value == "turn"]
+        assert len(turns) == 1
+        assert "llm → rules" in turns[0].detail["extraction_fallback"]
+        assert "500" in turns[0].detail["extraction_fallback"]
+    finally:
+        engine.close()
+
+
 def test_llm_extraction_without_an_upstream_names_the_settings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

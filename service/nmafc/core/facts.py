@@ -30,3 +30,6 @@ class FactDraft:
     """What the fact answers (the question just asked by someone else): embedded with the
     fact so "It was Matt" is found by "who played at the concert?", never rendered."""
     vector: npt.NDArray[np.float32] | None = field(default=None, compare=False)
+    fallback: str | None = field(default=None, compare=False)
+    """Why the configured extractor was replaced by the rules for this fact (logged with the
+    turn event, so a fallback is visible in the event log and never silent)."""

@@ -97,6 +97,7 @@ class Writes:
                     "to_turn": changes.turn,
                     "facts": len(drafts),
                     **({"queue_id": queued} if queued is not None else {}),
+                    **_fallback(drafts),
                 },
             )
             added, invalidated = self._apply_drafts(
@@ -347,3 +348,9 @@ def tier_or_default(value: str | Tier | None) -> Tier:
 def _embedding_text(draft: FactDraft) -> str:
     """The fact as embedded: with the question it answers, when it is a reply."""
     return f"{draft.context} {draft.content}" if draft.context else draft.content
+
+
+def _fallback(drafts: Sequence[FactDraft]) -> dict[str, str]:
+    """``extraction_fallback`` for the turn event when the rules stood in for the LLM."""
+    reasons = [d.fallback for d in drafts if d.fallback]
+    return {"extraction_fallback": reasons[0]} if reasons else {}

@@ -4,8 +4,8 @@ The engine calls extractors synchronously from worker threads, while providers a
 asyncio clients; the extractor therefore owns a private event loop on one thread and
 submits each call to it. The reply is validated with pydantic; a malformed one is asked
 for once more, and if that fails too (or the upstream is down) the LLM-free extractor
-takes over and an ``extraction_fallback`` event is logged — a fact is never dropped
-silently.
+takes over: the turn event in the log carries ``extraction_fallback`` with the reason,
+and a warning is logged — a fact is never dropped silently.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import logging
 import threading
 from collections.abc import Coroutine, Sequence
+from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
@@ -201,7 +202,8 @@ class LlmExtractor:
             problem,
             extra={"event": "extraction_fallback", "reason": problem[:500]},
         )
-        return self.fallback.extract(messages)
+        reason = f"{self.name} → {self.fallback.name}: {problem}"[:300]
+        return [replace(d, fallback=reason) for d in self.fallback.extract(messages)]
 
     def close(self) -> None:
         """Close the provider and stop the loop thread."""
