@@ -1,225 +1,31 @@
-"""Request and response models of the HTTP API, and their mapping from engine values."""
+"""Response models of the HTTP API, and their mapping from engine values."""
 
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
-    BeforeValidator,
-    ConfigDict,
     Field,
-    Strict,
-    WithJsonSchema,
-    model_validator,
 )
-from pydantic.json_schema import SkipJsonSchema
 
+from nmafc.api.schemas.base import (
+    EventKindName,
+    Model,
+    TierName,
+)
 from nmafc.core.events import Event, EventKind
-from nmafc.core.facts import FactDraft
 from nmafc.core.graph import EntityGraph
 from nmafc.core.records import MemoryRecord
-from nmafc.core.tiers import Tier
-from nmafc.core.turns import MAX_MESSAGE_CHARS, Message, Turn
+from nmafc.core.turns import Turn
 from nmafc.directory import Conversation
 from nmafc.engine.engine import RecordPage, Stats
 from nmafc.engine.history import PurgeReceipt, RecordHistory, RollbackResult
 from nmafc.engine.recall import Hit, RecallResult
 from nmafc.engine.writes import WriteResult
 from nmafc.settings import DecaySettings
-
-TierName = Literal["CoreAnchor", "ActiveContext", "EphemeralState"]
-EventKindName = Literal[
-    "turn", "add", "update", "invalidate", "reinforce", "prune", "elevate", "merge",
-    "relink", "delete", "rollback", "purge", "import",
-]  # fmt: skip
-Reach = Literal["conversation", "agent"]
-ID_PATTERN = r"^[A-Za-z0-9._:@-]{1,128}$"
-
-
-def _storable(value: str) -> str:
-    """Text every store can keep: valid UTF-8 (no lone surrogates) and no NUL."""
-    if "\x00" in value:
-        raise ValueError("text must not contain NUL characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError("text must be valid Unicode (no lone surrogates)") from exc
-    return value
-
-
-def _sane_time(value: datetime) -> datetime:
-    """Aware UTC, from a year between 1000 and 8999 (dates near the calendar's ends overflow
-    when relative expressions like "next year" are resolved against them)."""
-    if not 1000 <= value.year <= 8999:
-        raise ValueError("the year must be between 1000 and 8999")
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    return aware.astimezone(UTC)
-
-
-def _whole(value: Any) -> Any:
-    """JSON Schema's integers include 3.0; strict validation otherwise refuses it."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-YEAR_RANGE = r"^[1-8][0-9]{3}-"
-WHOLE = BeforeValidator(_whole)
-# Text with at least one non-blank character (the engine refuses blank text).
-# Patterns keep the schema, the validators and the engine in agreement: text holds no NUL
-# (PostgreSQL cannot store it), and "said" text has a character that is blank neither to
-# Python's str.strip() nor to JSON Schema's \s.
-_BLANK = r"\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-TEXT_PATTERN = r"^[^\x00]*$"
-SAID_PATTERN = rf"^[^\x00]*[^\x00{_BLANK}][^\x00]*$"
-Text = Annotated[str, Field(pattern=TEXT_PATTERN), AfterValidator(_storable)]
-Said = Annotated[str, Field(pattern=SAID_PATTERN), AfterValidator(_storable)]
-Timestamp = Annotated[
-    datetime, Strict(False), AfterValidator(_sane_time), WithJsonSchema(
-        {"type": "string", "format": "date-time", "pattern": YEAR_RANGE}
-    ),
-]  # fmt: skip
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Request(Model):
-    """A request body, read as its schema says: no unknown fields, no explicit nulls (omit
-    the field), no coercion (``false`` is not the number 0, ``"5"`` is not 5)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_nulls(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            nulls = sorted(str(k) for k, v in data.items() if v is None)
-            if nulls:
-                raise ValueError(f"`{nulls[0]}` must not be null; omit it instead")
-        return data
-
-
-# -- requests -------------------------------------------------------------------------
-
-
-class MessageIn(Request):
-    role: Said = Field("user", max_length=32, description="user, assistant, …")
-    content: Said = Field(max_length=MAX_MESSAGE_CHARS, description="What was said.")
-    speaker: Annotated[Said, Field(max_length=128)] | SkipJsonSchema[None] = Field(
-        None, description="Name to attribute first person to."
-    )
-    timestamp: Timestamp | SkipJsonSchema[None] = Field(
-        None, description="When it was said (resolves 'yesterday'); default: now."
-    )
-    captions: list[Annotated[Text, Field(max_length=2000)]] = Field(
-        default_factory=list, max_length=8, description="Captions of shared images."
-    )
-
-    def to_message(self) -> Message:
-        return Message(
-            content=self.content,
-            role=self.role,
-            speaker=self.speaker,
-            occurred_at=self.timestamp,
-            captions=tuple(self.captions),
-        )
-
-
-class FactIn(Request):
-    content: Said = Field(max_length=10_000, description="One self-contained fact.")
-    entity: Annotated[Said, Field(max_length=200)] | SkipJsonSchema[None] = Field(
-        None, description="Stable key; default: from the content."
-    )
-    tier: TierName = Field("ActiveContext", description="How long the fact is meant to live.")
-    importance: float = Field(0.5, ge=0.0, le=1.0)
-    related_entities: list[Annotated[Said, Field(max_length=200)]] = Field(
-        default_factory=list, max_length=64, description="Entities this fact links to."
-    )
-    overrides_entity: Annotated[Said, Field(max_length=200)] | SkipJsonSchema[None] = Field(
-        None, description="Invalidate this entity's current facts."
-    )
-
-    def to_draft(self) -> FactDraft:
-        # No client vectors over HTTP: the server embeds with the model the store is pinned
-        # to, so a vector from another model can never slip in unnoticed.
-        return FactDraft(
-            content=self.content,
-            entity=self.entity or self.content,
-            tier=Tier(self.tier),
-            importance=self.importance,
-            related_entities=tuple(self.related_entities),
-            overrides_entity=self.overrides_entity,
-        )
-
-
-class AddMessages(Request):
-    """Conversation messages: each is stored as a turn and its facts are extracted."""
-
-    messages: list[MessageIn] = Field(min_length=1, max_length=500)
-
-
-class AddFacts(Request):
-    """Explicit facts, stored as given (no turns)."""
-
-    facts: list[FactIn] = Field(min_length=1, max_length=1000)
-
-
-AddMemories = AddMessages | AddFacts
-
-
-class SearchRequest(Request):
-    query: Said = Field(max_length=4000)
-    top_k: Annotated[int, Field(ge=1, le=100), WHOLE] | SkipJsonSchema[None] = Field(
-        None, description="Most hits returned."
-    )
-    budget_tokens: Annotated[int, Field(ge=1, le=100_000), WHOLE] | SkipJsonSchema[None] = Field(
-        None, description="Context budget; default NMAFC_RETRIEVAL_BUDGET_TOKENS."
-    )
-    as_of: float | Timestamp | SkipJsonSchema[None] = Field(
-        None, description="Point in time: a turn number, or an ISO 8601 timestamp."
-    )
-    include_invalidated: bool = Field(False, description="Also match superseded facts.")
-    include_archived: bool = Field(True, description="Also match facts pruned into the archive.")
-    scope: Reach = Field("conversation", description="Search this conversation or the agent.")
-    reinforce: bool = Field(True, description="Strengthen the recalled facts (LTP).")
-
-    @model_validator(mode="after")
-    def _finite_turn(self) -> SearchRequest:
-        if isinstance(self.as_of, float) and not math.isfinite(self.as_of):
-            raise ValueError("`as_of` must be finite")
-        return self
-
-
-class PatchMemory(Request):
-    """New content (a new version) and/or a new tier; at least one of the two."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={"anyOf": [{"required": ["content"]}, {"required": ["tier"]}]},
-    )
-
-    content: Annotated[Said, Field(max_length=10_000)] | SkipJsonSchema[None] = None
-    tier: TierName | SkipJsonSchema[None] = None
-    expected_version: Annotated[int, Field(ge=1), WHOLE] | SkipJsonSchema[None] = Field(
-        None, description="Apply only if the memory is still at this version (else 409)."
-    )
-
-    @model_validator(mode="after")
-    def _something(self) -> PatchMemory:
-        if self.content is None and self.tier is None:
-            raise ValueError("send `content` and/or `tier`")
-        return self
-
-
-class RollbackRequest(Request):
-    to_turn: float = Field(ge=0, le=1e12, description="Turn to return the conversation to.")
-
-
-# -- responses ------------------------------------------------------------------------
 
 
 def _finite(value: float | None) -> float | None:
