@@ -18,7 +18,6 @@ import json
 import os
 import random
 import secrets
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,8 @@ from typing import Any
 import httpx
 
 from nmafc.bench.engine_bench import PEOPLE, TOPICS
-from nmafc.bench.http_bench import _free_port, _percentiles, _wait_ready
+from nmafc.bench.http_bench import _percentiles
+from nmafc.testing.processes import NmafcProcess
 
 # Settings that would point a started service at someone else's stores.
 _FOREIGN = ("NMAFC_COLD_URI", "NMAFC_HOT_URI", "NMAFC_CONFIG", "NMAFC_API_KEYS", "NMAFC_DATA_DIR")
@@ -288,12 +288,22 @@ def run(options: LoadOptions, out: Path | None = None) -> dict[str, Any]:
     else:
         with tempfile.TemporaryDirectory(prefix="nmafc-bench-load-") as data_dir:
             key = "bench-" + secrets.token_urlsafe(16)
-            server, url = start_service(Path(data_dir), {"NMAFC_API_KEYS": f"{key}:*"})
+            server = NmafcProcess(
+                "serve",
+                {
+                    "NMAFC_DATA_DIR": data_dir,
+                    "NMAFC_SERVER_LOG_LEVEL": "warning",
+                    "NMAFC_API_KEYS": f"{key}:*",
+                },
+                # A file, not a pipe: a long run's warnings must never block the server.
+                Path(data_dir) / "serve.log",
+                drop=_FOREIGN,
+            ).start(timeout_s=180)
             try:
                 local = LoadOptions(**{**_fields(options), "api_key": key})
-                report = asyncio.run(_load_and_verify(url, local))
+                report = asyncio.run(_load_and_verify(server.url, local))
             finally:
-                stop_service(server)
+                server.stop(timeout_s=30)
             report["service"] = "started: nmafc serve, embedded default (SQLite + LanceDB)"
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -382,55 +392,3 @@ def markdown(report: dict[str, Any]) -> str:
         f"**lost = {report['lost']}/{report['acknowledged']}** acknowledged writes.",
     ]
     return "\n".join(lines) + "\n"
-
-
-# -- a service in a child process ---------------------------------------------------------
-
-
-def start_service(
-    data_dir: Path,
-    env: Mapping[str, str] | None = None,
-    *,
-    port: int | None = None,
-    log: Path | None = None,
-    ready_timeout_s: float = 180,
-) -> tuple[subprocess.Popen[bytes], str]:
-    """``nmafc serve`` on loopback over ``data_dir`` (plus ``env``); waits until ready."""
-    port = port or _free_port()
-    child_env = {k: v for k, v in os.environ.items() if k not in _FOREIGN}
-    child_env.update(
-        {"NMAFC_DATA_DIR": str(data_dir), "NMAFC_SERVER_LOG_LEVEL": "warning", **(env or {})}
-    )
-    if log is None:  # a file, not a pipe: a long run's warnings must never block the server
-        handle, name = tempfile.mkstemp(prefix="nmafc-serve-", suffix=".log")
-        os.close(handle)
-        log = Path(name)
-    with log.open("ab") as sink:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "nmafc.cli.main", "serve", "--port", str(port)],
-            env=child_env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ready(url, server, deadline=time.monotonic() + ready_timeout_s)
-    except RuntimeError as exc:
-        stop_service(server)
-        tail = log.read_text(errors="replace")[-3000:]
-        raise RuntimeError(f"{exc}\n--- {log} ---\n{tail}") from None
-    except BaseException:
-        stop_service(server)
-        raise
-    return server, url
-
-
-def stop_service(server: subprocess.Popen[bytes], timeout_s: float = 30) -> None:
-    """SIGTERM, then SIGKILL if it does not stop in time."""
-    if server.poll() is None:
-        server.terminate()
-        try:
-            server.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()

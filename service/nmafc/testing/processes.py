@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -17,9 +18,13 @@ from nmafc.testing.seaweedfs import free_port
 class NmafcProcess:
     """One ``nmafc`` child process (``serve`` on a free port, or ``worker``)."""
 
-    def __init__(self, command: str, env: dict[str, str], log_path: Path) -> None:
+    def __init__(
+        self, command: str, env: dict[str, str], log_path: Path, *, drop: Sequence[str] = ()
+    ) -> None:
         self.command = command
-        self.env = env
+        # The child inherits this process's environment, minus ``drop``, plus ``env``.
+        inherited = {k: v for k, v in os.environ.items() if k not in drop}
+        self.env = {**inherited, **env}
         self.log_path = log_path
         self.port = free_port() if command == "serve" else None
         self.process: subprocess.Popen[bytes] | None = None
@@ -34,10 +39,14 @@ class NmafcProcess:
             argv += ["--host", "127.0.0.1", "--port", str(self.port)]
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                argv, env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT
+                argv, env=self.env, stdout=log, stderr=subprocess.STDOUT
             )
         if self.port is not None:
-            self._wait_ready(time.monotonic() + timeout_s)
+            try:
+                self._wait_ready(time.monotonic() + timeout_s)
+            except BaseException:
+                self.kill()
+                raise
         return self
 
     def _wait_ready(self, deadline: float) -> None:
