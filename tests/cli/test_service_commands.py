@@ -21,6 +21,9 @@ from nmafc.cli.main import main
 ROOT = Path(__file__).parents[2]
 
 
+DATED_LINE = re.compile(r"\d{1,2} [A-Z][a-z]+ \d{4}(?: · turn \d|:)")
+
+
 @pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
@@ -109,7 +112,7 @@ def test_serve_answers_the_readme_walkthrough_verbatim(data_dir: Path) -> None:
         assert walk.returncode == 0, walk.stderr
         out = walk.stdout
         assert "shellfish" in out
-        assert "<FACTS>" in out
+        assert DATED_LINE.search(out)  # the context is dated memory
         assert "['add', 'update']" in out  # history: the add and the edit
         assert '"removed":1' in out  # rollback undid the second message
         assert '"scope":"support-bot/alice"' in out  # purge receipt

@@ -18,6 +18,9 @@ def test_facts_are_grouped_under_the_day_learnt_and_closed_ones_show_their_end()
     assert fact_line(record(content="Caroline lives in Paris.")) == "- Caroline lives in Paris."
     closed = invalidate(record(content="Caroline lives in Paris."), 9, T0, InvalidReason.OVERRIDE)
     assert fact_line(closed) == "- Caroline lives in Paris. (until 8 May 2023: override)"
+    # A fact that faded out of the working set is still true: it gets no end.
+    faded = invalidate(record(content="Caroline lives in Paris."), 9, T0, InvalidReason.ARCHIVED)
+    assert fact_line(faded) == "- Caroline lives in Paris."
     out = render(
         [Candidate(record=record(content="A.")), Candidate(record=record(content="B."))],
         budget_tokens=200,
@@ -35,23 +38,64 @@ def test_the_budget_is_never_exceeded() -> None:
         assert out.tokens == COUNT(out.text)
 
 
-def test_top_facts_bring_their_source_turns_whole_and_facts_cover_their_turns() -> None:
+def test_top_facts_are_shown_through_their_whole_source_turn_later_ones_as_lines() -> None:
     source = _turn(7, "I went to the support group yesterday. It was powerful. Really.")
     fact = record(content="Caroline went to the support group.", source_turn_ids=(7,))
+    other = record(content="Caroline adopted a dog.", source_turn_ids=(8,))
+    other_source = _turn(8, "I adopted a dog last week. His name is Rex and he is loud.")
     later = _turn(9, "Unrelated chatter. The beach was lovely at sunset. More chatter.")
     out = render(
-        [Candidate(record=fact, sources=(source,)), Candidate(turn=later)],
+        [
+            Candidate(record=fact, sources=(source,)),
+            Candidate(record=other, sources=(other_source,)),
+            Candidate(turn=later),
+        ],
         budget_tokens=400,
         count=COUNT,
         query_terms=["beach"],
         hydration=Hydration(full_turns=1),
     )
-    assert out.fact_ids == [fact.id]
+    # The whole turn says what the fact says and more: the fact line would repeat it.
+    assert "It was powerful. Really." in out.text
+    assert "- Caroline went to the support group." not in out.text
+    assert out.shown_as_turns == [fact.id]
+    # Past the first, a fact is its own line and its turn is not hydrated.
+    assert out.fact_ids == [other.id]
+    assert "- Caroline adopted a dog." in out.text
+    assert "Rex" not in out.text
     assert out.turn_ids == [7, 9]
-    assert "It was powerful. Really." in out.text  # hydrated whole
-    assert "The beach was lovely at sunset." in out.text
+    assert "The beach was lovely at sunset." in out.text  # trimmed to the matching line
     assert "Unrelated" not in out.text
-    assert set(out.covered_turn_ids) == {7, 9}
+    assert set(out.covered_turn_ids) == {7, 8, 9}
+
+
+def test_an_edited_fact_is_never_shown_through_its_turn() -> None:
+    source = _turn(7, "I drive a red Toyota. It is old but it runs.")
+    edited = record(content="Caroline drives a blue Honda.", source_turn_ids=(7,), version=2)
+    for hydration in (Hydration(full_turns=1), Hydration(full_turns=0, turn_for_fact=9.0)):
+        out = render(
+            [Candidate(record=edited, sources=(source,))],
+            budget_tokens=300,
+            count=COUNT,
+            hydration=hydration,
+        )
+        assert "- Caroline drives a blue Honda." in out.text
+        assert out.fact_ids == [edited.id]
+        assert out.shown_as_turns == []
+
+
+def test_a_top_fact_keeps_its_line_when_its_turn_cannot_be_shown_whole() -> None:
+    source = _turn(7, "I went to the support group yesterday. " + "It was powerful. " * 40)
+    fact = record(content="Caroline went to the support group.", source_turn_ids=(7,))
+    out = render(
+        [Candidate(record=fact, sources=(source,))],
+        budget_tokens=60,
+        count=COUNT,
+        hydration=Hydration(full_turns=1),
+    )
+    assert out.fact_ids == [fact.id]
+    assert out.turn_ids == []
+    assert "- Caroline went to the support group." in out.text
 
 
 def test_a_turn_a_chosen_fact_stands_in_for_is_not_repeated_as_a_trimmed_source() -> None:

@@ -57,6 +57,30 @@ def test_keyword_search_is_an_or_of_stemmed_terms(store: ColdStore) -> None:
     assert ranked[0][1] >= ranked[-1][1]
 
 
+def test_a_term_common_to_the_scope_does_not_crowd_out_the_rare_ones(store: ColdStore) -> None:
+    chatter = _add_facts(store, A, *(f"Sam: thanks for topic{i}" for i in range(40)))
+    allergy = _add_facts(store, A, "Alex is allergic to peanuts")
+    question = "What did Sam say about peanuts?"
+    with store.read() as s:
+        pruned = s.search.facts(A, question, limit=5, corpus_size=41)
+        every_term = s.search.facts(A, question, limit=5, corpus_size=20)
+    # "sam" is in almost every fact of the scope: only "peanuts" decides.
+    assert [r.id for r, _ in pruned] == allergy
+    # A small scope is searched on every term, so Sam's facts match too.
+    assert {r.id for r, _ in every_term} & set(chatter)
+
+
+def test_when_every_term_is_common_all_of_them_are_searched(store: ColdStore) -> None:
+    both = _add_facts(store, A, *(f"Sam and Alex talked about topic{i}" for i in range(30)))
+    only_sam = _add_facts(store, A, *(f"Sam went home {i}" for i in range(10)))
+    with store.read() as s:
+        hits = s.search.facts(A, "Sam Alex", limit=50, corpus_size=70)
+        rare = s.search.facts(A, "home Sam", limit=50, corpus_size=70)
+    assert {r.id for r, _ in hits} == {*both, *only_sam}
+    assert hits[0][0].id in both  # matching both terms ranks first
+    assert {r.id for r, _ in rare} == set(only_sam)
+
+
 def test_keyword_search_never_crosses_scopes(store: ColdStore) -> None:
     _add_facts(store, A, "Alice likes sushi")
     _add_facts(store, A2, "Alice likes sushi in another conversation")

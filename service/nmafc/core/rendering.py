@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from nmafc.core.extraction.timeexpr import resolve
+from nmafc.core.lifecycle import is_decayed
 from nmafc.core.records import MemoryRecord
 from nmafc.core.text import overlap, sentences
 from nmafc.core.turns import Turn
@@ -48,8 +49,8 @@ def format_date(moment: datetime) -> str:
 def fact_line(record: MemoryRecord, excerpt: str | None = None) -> str:
     """One fact under its date header; a closed fact also says until when, and why."""
     content = record.content if excerpt is None else excerpt
-    if record.invalid_at is None:
-        return f"- {content}"
+    if record.invalid_at is None or is_decayed(record):
+        return f"- {content}"  # a faded fact is still true: only contradictions get an end
     end = (
         format_date(record.invalid_at_time)
         if record.invalid_at_time
@@ -138,11 +139,12 @@ def render(
     deferred: list[tuple[int, str]] = []
 
     swapped: list[str] = []
+    shown_whole: set[int] = set()
 
     def swap_for_turn(record: MemoryRecord, sources_: tuple[Turn, ...], fact_cost: int) -> bool:
         """Show the fact's single source turn instead, when that is about as cheap."""
         nonlocal used
-        if hydration.turn_for_fact <= 0 or len(sources_) != 1:
+        if hydration.turn_for_fact <= 0 or len(sources_) != 1 or not _as_said(record):
             return False
         turn = sources_[0]
         if turn.retracted:
@@ -178,6 +180,8 @@ def render(
         used += cost
         used_by_sources += cost
         whole_turns += whole
+        if whole:
+            shown_whole.add(turn.id)
 
     for candidate in candidates:
         if candidate.record is not None:
@@ -191,6 +195,18 @@ def render(
             cost = count(line) + 1
             if swap_for_turn(candidate.record, candidate.sources, cost):
                 continue
+            if (
+                whole_turns < hydration.full_turns
+                and len(candidate.sources) == 1
+                and _as_said(candidate.record)
+            ):
+                # A best fact brings its source turn whole: the gist plus the evidence. The
+                # turn says everything the fact does, so the fact itself is left out.
+                turn = candidate.sources[0]
+                take_source(turn, whole=True)
+                if turn.id in shown_whole:
+                    swapped.append(candidate.record.id)
+                    continue
             header = date_header(candidate.record)
             if header not in headers:
                 cost += count(header) + 1
@@ -231,6 +247,11 @@ def render(
         covered_turn_ids=list(covered),
         shown_as_turns=swapped,
     )
+
+
+def _as_said(record: MemoryRecord) -> bool:
+    """True while the fact still says what its turn said: an edited one may not (v2+)."""
+    return record.version == 1
 
 
 def _grouped(facts: Sequence[tuple[MemoryRecord, str]]) -> list[str]:

@@ -57,10 +57,10 @@ class RetrievalConfig(BaseModel):
     )
     hydrate_full_turns: int = Field(3, ge=0, description="Best source turns shown whole.")
     hydrate_lines: int = Field(
-        1, ge=1, description="Sentences kept from a later turn hit (graded hydration)."
+        2, ge=1, description="Sentences kept from a later turn hit (graded hydration)."
     )
     source_share: float = Field(
-        0.4, ge=0.0, le=1.0, description="Most of the budget source turns may take."
+        0.45, ge=0.0, le=1.0, description="Most of the budget source turns may take."
     )
     fact_sentences: int = Field(
         0,

@@ -15,6 +15,21 @@ def test_greetings_thanks_and_backchannel_are_filler(filler: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "sentence", ["Congrats Caroline!", "Woohoo Melanie!", "Yeah, same here Caroline."],
+)  # fmt: skip
+def test_the_names_of_the_people_talking_only_address_them(sentence: str) -> None:
+    assert not score(sentence).is_filler  # without knowing who talks, a name may be news
+    assert score(sentence, participants=("Melanie", "Caroline")).is_filler
+
+
+def test_other_names_and_possessives_of_participants_still_count() -> None:
+    assert not score("It was Matt", participants=("Melanie", "Caroline")).is_filler
+    assert not score(
+        "Caroline's passion for art is awesome.", participants=("Melanie", "Caroline")
+    ).is_filler
+
+
+@pytest.mark.parametrize(
     "fact",
     ["I moved to Berlin!", "My sister paints landscapes.", "I ran a 10k in 52 minutes.",
      'I loved reading "Charlotte\'s Web" as a kid.'],

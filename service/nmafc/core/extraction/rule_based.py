@@ -72,7 +72,7 @@ class RuleExtractor:
         for index, message in enumerate(messages):
             speaker = speakers[index]
             addressee = _addressee(speakers, index)
-            units = self._units(message)
+            units = self._units(message, [p for p in (speaker, addressee) if p])
             units.sort(key=lambda u: -u.importance)
             asked = _question_before(messages, speakers, index)
             drafts += [
@@ -86,13 +86,13 @@ class RuleExtractor:
             drafts += [self._caption(c, speaker, index) for c in message.captions if c.strip()]
         return drafts
 
-    def _units(self, message: Message) -> list[_Unit]:
+    def _units(self, message: Message, participants: Sequence[str]) -> list[_Unit]:
         """Group the message's sentences into self-contained units; drop filler."""
         units: list[_Unit] = []
         said = message.occurred_at
         for sentence in sentences(message.content):
             has_time = bool(said and timeexpr.find(sentence, said))
-            salience = score(sentence, has_time=has_time)
+            salience = score(sentence, has_time=has_time, participants=participants)
             if salience.is_filler:
                 continue
             last = units[-1] if units else None

@@ -9,6 +9,7 @@ and the threshold drops the rest.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from nmafc.core.text import STOPWORDS, words
@@ -32,6 +33,7 @@ _QUESTION_OPENER = re.compile(
 )
 _NUMBER = re.compile(r"\d")
 _QUOTED = re.compile(r"[\"“][^\"”]{2,80}[\"”]")
+_POSSESSIVE = re.compile(r"['’]s$")
 _NAME = re.compile(r"\b[A-Z][a-zA-Z'’-]+")
 # A name used to address someone ("Thanks, Mel!", "Hey Sam!") says nothing about the world.
 _VOCATIVE = re.compile(
@@ -60,13 +62,22 @@ def proper_nouns(sentence: str) -> list[str]:
     return found
 
 
-def score(sentence: str, *, has_time: bool = False) -> Salience:
-    """Importance in [0, 1]; filler and content-free questions score low."""
+def score(sentence: str, *, has_time: bool = False, participants: Collection[str] = ()) -> Salience:
+    """Importance in [0, 1]; filler and content-free questions score low.
+
+    ``participants`` are the people in the conversation: their names in a sentence
+    ("Woohoo Mel!", "Congrats, Sam") address someone rather than say something.
+    """
     stripped = sentence.strip()
     addressed = _VOCATIVE.sub(" ", stripped)
     remainder = _FILLER_PHRASES.sub(" ", addressed)
-    content = [w for w in words(remainder) if w not in STOPWORDS and len(w) > 2]
-    names = set(proper_nouns(addressed))
+    present = {p.lower() for p in participants}
+    content = [
+        w
+        for w in words(remainder)
+        if w not in STOPWORDS and len(w) > 2 and _POSSESSIVE.sub("", w) not in present
+    ]
+    names = {n for n in proper_nouns(addressed) if _POSSESSIVE.sub("", n.lower()) not in present}
     is_question = stripped.endswith("?") or bool(_QUESTION_OPENER.match(stripped))
     is_filler = len(content) <= 1 and not names and not _NUMBER.search(remainder)
     value = 0.25

@@ -7,9 +7,10 @@ Both build an OR of the query's content words: an AND query (``plainto_tsquery``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy import (
@@ -76,8 +77,11 @@ class FactFilter:
 VALID_ONLY = FactFilter(include_archived=False)
 # Ranked FTS hits fetched per wanted result, leaving room for versions the filter drops.
 _OVERFETCH = 4
-# Scopes smaller than this are ranked on every term; pruning only pays off on large ones.
-_PRUNE_FROM = 5000
+# A term in more than 1/_COMMON_SHARE of a scope's documents is dropped from its keyword
+# queries (the speaker's own name, once "I" is resolved, is in half of them) ...
+_COMMON_SHARE = 10
+# ... unless it occurs in at most this many: in a small scope every word is rare enough.
+_COMMON_FLOOR = 20
 
 
 class KeywordSearch:
@@ -95,9 +99,8 @@ class KeywordSearch:
     ) -> list[tuple[MemoryRecord, float]]:
         """Best-matching fact versions with a relevance score (higher is better).
 
-        ``corpus_size`` (about how many facts the scope holds) lets SQLite skip terms that
-        occur in more than a tenth of them: BM25 gives such terms almost no weight, and
-        ranking their postings dominates the cost of a query on a large scope.
+        ``corpus_size`` (about how many facts the scope holds) lets the search skip terms
+        that occur in more than a tenth of them (see :meth:`_discriminating`).
         """
         terms = keyword_terms(query)
         if not terms:
@@ -129,13 +132,13 @@ class KeywordSearch:
         limit: int,
         corpus_size: int | None = None,
     ) -> Select[Any]:
+        prune = corpus_size is not None and corpus_size > _COMMON_FLOOR and len(terms) > 1
+        cap = max(_COMMON_FLOOR, (corpus_size or 0) // _COMMON_SHARE)
         if self._conn.dialect.name == "postgresql":
-            query = select(
-                func.to_tsquery(
-                    literal_column("'english'::regconfig"), literal(" | ".join(terms))
-                ).label("query")
-            ).subquery("q")
             search: ColumnElement[Any] = literal_column(f"{target.name}.search")
+            if prune:
+                terms = _discriminating(terms, cap, partial(self._pg_count, target, search, scope))
+            query = select(_tsquery(" | ".join(terms)).label("query")).subquery("q")
             relevance = func.ts_rank_cd(search, query.c.query).label("relevance")
             return (
                 select(*columns, relevance)
@@ -148,8 +151,9 @@ class KeywordSearch:
         # few best rowids to the table; ranking inside a join costs twice as much here.
         fts = table(f"{target.name}_fts", column("rowid"))
         tenant = self._tenant(scope)
-        if corpus_size is not None and corpus_size >= _PRUNE_FROM:
-            terms = self._discriminating(fts.name, tenant, terms, text_columns, corpus_size)
+        if prune:
+            count = partial(self._fts_count, fts.name, tenant, text_columns)
+            terms = _discriminating(terms, cap, count)
         score: ColumnElement[Any] = literal_column(f"-bm25({fts.name}, 0, 0, 0.5, 1.0)")
         match = literal_column(fts.name).op("MATCH")(_fts_query(tenant, terms, text_columns))
         ranked = (
@@ -174,29 +178,43 @@ class KeywordSearch:
             return f"scope : s{pk if pk is not None else 0}"
         return 'agent : "' + scope.agent_id.replace('"', '""') + '"'
 
-    def _discriminating(
-        self,
-        fts: str,
-        tenant: str,
-        terms: Sequence[str],
-        text_columns: tuple[str, str],
-        corpus_size: int,
-    ) -> list[str]:
-        """Terms occurring in at most a tenth of the scope (counting stops at the cap)."""
-        cap = max(_PRUNE_FROM // 10, corpus_size // 10)
+    def _fts_count(
+        self, fts: str, tenant: str, text_columns: tuple[str, str], term: str, cap: int
+    ) -> int:
         counted = text(
             f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH :q LIMIT :cap)"
         )
-        counts = {
-            term: int(
-                self._conn.execute(
-                    counted, {"q": _fts_query(tenant, [term], text_columns), "cap": cap + 1}
-                ).scalar_one()
-            )
-            for term in terms
-        }
-        kept = [t for t in terms if counts[t] <= cap]
-        return kept or [min(terms, key=lambda t: counts[t])]
+        query = _fts_query(tenant, [term], text_columns)
+        return int(self._conn.execute(counted, {"q": query, "cap": cap}).scalar_one())
+
+    def _pg_count(
+        self, target: Table, search: ColumnElement[Any], scope: AnyScope, term: str, cap: int
+    ) -> int:
+        matching = (
+            select(literal(1))
+            .select_from(target)
+            .where(where_scope(target, scope), search.op("@@")(_tsquery(term)))
+            .limit(cap)
+            .subquery()
+        )
+        return int(self._conn.execute(select(func.count()).select_from(matching)).scalar_one())
+
+
+def _discriminating(terms: Sequence[str], cap: int, count: Callable[[str, int], int]) -> list[str]:
+    """The terms occurring in at most ``cap`` documents of the scope.
+
+    A common term (the speaker's own name, once "I" is resolved) matches documents that
+    share nothing else with the question; short ones ("Thanks, Sam!") even rank high for
+    it and push out the documents that match the question's rarer words. Ranking its
+    postings also dominates the cost of a query on a large scope. ``count`` may stop at
+    ``cap + 1``. When every term is common, none is more telling than another: all stay.
+    """
+    kept = [term for term in terms if count(term, cap + 1) <= cap]
+    return kept or list(terms)
+
+
+def _tsquery(terms: str) -> ColumnElement[Any]:
+    return func.to_tsquery(literal_column("'english'::regconfig"), literal(terms))
 
 
 def _fts_query(tenant: str, terms: Sequence[str], text_columns: tuple[str, str]) -> str:
