@@ -81,6 +81,13 @@ class HotSettings(BaseModel):
         description="RAM for per-scope working-set caches (vectors + metadata); 0 disables "
         "the cache and every vector search goes to LanceDB.",
     )
+    blas_threads: int = Field(
+        1,
+        ge=0,
+        description="Threads NumPy's BLAS may use for working-set scans (process-wide). 1: "
+        "OpenBLAS helper threads busy-wait between calls, burning a core for a few ms saved "
+        "per scan; 0 keeps the library's default (one per core).",
+    )
 
 
 class ColdSettings(BaseModel):
