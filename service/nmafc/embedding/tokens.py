@@ -14,20 +14,30 @@ from tokenizers import Tokenizer
 
 from nmafc.embedding.onnx_minilm import load_tokenizer
 
+# Lines a recall renders (facts, dated headers, source turns) recur from one recall to the
+# next; caching their counts saves most of the ~60 encodes per recall. Long texts (whole
+# rendered contexts) rarely recur and would crowd the cache, so they are counted afresh.
+_CACHED_TEXTS = 16_384
+_CACHED_CHARS = 1_000
+
 
 class TokenCounter:
     """``count(text)`` = WordPiece tokens without special tokens."""
 
-    def __init__(self, tokenizer: Tokenizer | None = None) -> None:
+    def __init__(self, tokenizer: Tokenizer | None = None, cache_size: int = _CACHED_TEXTS) -> None:
         tok = tokenizer or load_tokenizer()
         self._tokenizer = Tokenizer.from_str(tok.to_str())
         self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
+        self._cached = lru_cache(maxsize=cache_size)(self._encode)
 
     def count(self, text: str) -> int:
-        """Tokens in ``text``."""
+        """Tokens in ``text`` (short texts' counts are remembered, least recently used out)."""
         if not text:
             return 0
+        return self._cached(text) if len(text) <= _CACHED_CHARS else self._encode(text)
+
+    def _encode(self, text: str) -> int:
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
