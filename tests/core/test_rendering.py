@@ -1,7 +1,16 @@
 """Rendering packs ranked facts and source turns into the budget, never more."""
 
+from datetime import UTC, datetime, timedelta, timezone
+
 from nmafc.core.lifecycle import InvalidReason, invalidate
-from nmafc.core.rendering import Candidate, Hydration, best_lines, fact_line, render
+from nmafc.core.rendering import (
+    Candidate,
+    Hydration,
+    best_lines,
+    fact_line,
+    format_date,
+    render,
+)
 from nmafc.core.turns import Turn
 from nmafc.embedding.tokens import default_counter
 
@@ -115,3 +124,12 @@ def test_best_lines_keep_the_matching_sentences_in_order() -> None:
     assert best_lines(text, ["dinosaurs", "museum"], 2) == (
         "The museum had dinosaurs. … Dinosaurs are cool."
     )
+
+
+def test_dates_are_formatted_by_their_own_calendar_day_every_time() -> None:
+    late = datetime(2023, 5, 7, 23, 30, tzinfo=UTC)
+    east = late.astimezone(timezone(timedelta(hours=2)))  # the same instant, 8 May there
+    for _ in range(2):  # the second round is served from the cache
+        assert format_date(late) == "7 May 2023"
+        assert format_date(east) == "8 May 2023"
+        assert format_date(datetime(2024, 2, 29)) == "29 February 2024"

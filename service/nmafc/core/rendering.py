@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
+from functools import lru_cache
 
 from nmafc.core.extraction.timeexpr import resolve
 from nmafc.core.lifecycle import is_decayed
@@ -43,7 +44,14 @@ OPEN_FACTS, CLOSE_FACTS, OPEN_SOURCES, CLOSE_SOURCES = (
 
 def format_date(moment: datetime) -> str:
     """``7 May 2023``: unambiguous in every locale, and how people write dates in chat."""
-    return f"{moment.day} {moment.strftime('%B %Y')}"
+    return _format_day(moment.year, moment.month, moment.day)
+
+
+@lru_cache(maxsize=4096)
+def _format_day(year: int, month: int, day: int) -> str:
+    # A recall formats ~120 dates, mostly the same few days; strftime is the costly part.
+    # Keyed by the calendar day, not the datetime: equal instants in other zones differ.
+    return f"{day} {date(year, month, day).strftime('%B %Y')}"
 
 
 def fact_line(record: MemoryRecord, excerpt: str | None = None) -> str:
