@@ -57,7 +57,7 @@ class RetrievalConfig(BaseModel):
     )
     hydrate_full_turns: int = Field(3, ge=0, description="Best source turns shown whole.")
     hydrate_lines: int = Field(
-        2, ge=1, description="Sentences kept from a later turn hit (graded hydration)."
+        3, ge=1, description="Sentences kept from a later turn hit (graded hydration)."
     )
     source_share: float = Field(
         0.45, ge=0.0, le=1.0, description="Most of the budget source turns may take."
