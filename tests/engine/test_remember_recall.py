@@ -10,7 +10,9 @@ from nmafc.core.scope import AgentScope, Scope
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions
 
-from .helpers import assert_consistent, say
+from .helpers import START, assert_consistent, say
+
+READ = RecallOptions(reinforce=False)
 
 
 def test_remember_stores_every_message_as_a_turn_and_its_facts(
@@ -98,3 +100,22 @@ def test_listeners_hear_every_committed_write_once(engine: MemoryEngine, scope: 
     engine.purge(scope)
     assert [kinds for _, kinds in heard] == [["turn", "add"], ["reinforce"], ["purge"]]
     assert {s for s, _ in heard} == {scope}
+
+
+def test_recall_ranks_the_same_every_time(engine: MemoryEngine, scope: Scope) -> None:
+    # The keyword, reply and date searches run in parallel threads; a question naming the
+    # day its answer was given exercises all three on the same turns.
+    engine.remember(
+        scope,
+        [
+            say("Who played at the concert last night?", speaker="Melanie"),
+            say("It was Matt Patterson, he was great.", minutes=1),
+            say("I loved the concert, the music was so good.", speaker="Melanie", minutes=2),
+        ],
+    )
+    question = f"Who played at the concert on {START:%d %B %Y}?"
+    rankings = {
+        tuple((hit.id, round(hit.score, 12)) for hit in engine.recall(scope, question, READ).hits)
+        for _ in range(40)
+    }
+    assert len(rankings) == 1

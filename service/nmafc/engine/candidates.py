@@ -144,13 +144,15 @@ def turn_hits(
         # "It was Matt"), which shares none of the words: bring the reply along.
         asked = [turn for turn, _ in hits[:_REPLY_DEPTH] if turn.content.rstrip().endswith("?")]
         replies = session.turns.replies(scope, asked) if asked else {}
+    # Whether a reply is new is decided by this list alone: the pool is shared with the
+    # dated-turn search running in another thread, and asking it made the ranking racy.
     ranked: list[int] = []
     for turn, relevance in hits:
         pool.turns[turn.id] = turn
         pool.turn_keyword[turn.id] = relevance
         ranked.append(turn.id)
         reply = replies.get(turn.id)
-        if reply is not None and reply.id not in pool.turns:
+        if reply is not None and reply.id not in ranked:
             pool.turns[reply.id] = reply
             ranked.append(reply.id)
     return ranked
