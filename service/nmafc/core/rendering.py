@@ -203,11 +203,12 @@ def render(
             cost = count(line) + 1
             if swap_for_turn(candidate.record, candidate.sources, cost):
                 continue
-            if (
+            hydrated = (
                 whole_turns < hydration.full_turns
                 and len(candidate.sources) == 1
                 and _as_said(candidate.record)
-            ):
+            )
+            if hydrated:
                 # A best fact brings its source turn whole: the gist plus the evidence. The
                 # turn says everything the fact does, so the fact itself is left out.
                 turn = candidate.sources[0]
@@ -225,8 +226,9 @@ def render(
             used += cost
             for turn_id in candidate.record.source_turn_ids:
                 covered.setdefault(turn_id, None)
-            # The best facts bring their source turns whole: the gist plus the evidence.
-            for turn in candidate.sources:
+            # The best facts bring their source turns whole: the gist plus the evidence
+            # (a single one was offered above already; it did not fit).
+            for turn in () if hydrated else candidate.sources:
                 if whole_turns < hydration.full_turns:
                     take_source(turn, whole=True)
         elif candidate.turn is not None:

@@ -100,7 +100,7 @@ class KeywordSearch:
         """Best-matching fact versions with a relevance score (higher is better).
 
         ``corpus_size`` (about how many facts the scope holds) lets the search skip terms
-        that occur in more than a tenth of them (see :meth:`_discriminating`).
+        that occur in more than a tenth of them (see ``_discriminating``).
         """
         terms = keyword_terms(query)
         if not terms:
