@@ -78,8 +78,8 @@ class HotSettings(BaseModel):
     cache_max_mb: int = Field(
         1024,
         ge=0,
-        description="RAM for per-scope working-set caches (vectors + metadata); 0 disables "
-        "the cache and every vector search goes to LanceDB.",
+        description="RAM for per-scope working-set caches (vectors, metadata, keyword "
+        "postings); 0 disables the cache and every vector search goes to LanceDB.",
     )
     blas_threads: int = Field(
         1,

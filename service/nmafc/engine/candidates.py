@@ -14,6 +14,7 @@ from datetime import UTC, datetime, time
 import numpy as np
 import numpy.typing as npt
 
+from nmafc.core.keyword import common_cap, discriminating, idf, index_term, tie_key
 from nmafc.core.query_dates import periods
 from nmafc.core.records import MemoryRecord
 from nmafc.core.retrieval import RetrievalConfig
@@ -130,6 +131,39 @@ def keyword_hits(
         pool.records.setdefault(record.id, record)
         pool.keyword[record.id] = relevance
     return [record.id for record, _ in hits]
+
+
+def ram_keyword_hits(sets: Sequence[WorkingSet], query: str, limit: int, pool: Pool) -> list[str]:
+    """Keyword search over the RAM working sets (and archives), merged across scopes.
+
+    Ranks as the Cold ROM's FTS5 search does (BM25, common terms dropped by the same
+    rule), with the corpus statistics of the sets searched together.
+    """
+    terms = list(dict.fromkeys(index_term(t) for t in keyword_terms(query)))
+    if limit == 0 or not terms:
+        return []
+    documents = total_length = 0
+    frequency = dict.fromkeys(terms, 0)
+    for working in sets:
+        docs, length, counts = working.keyword_stats(terms)
+        documents += docs
+        total_length += length
+        for term, count in counts.items():
+            frequency[term] += count
+    if documents == 0:
+        return []
+    cap = common_cap(documents, len(terms))
+    if cap is not None:
+        terms = discriminating(terms, cap, lambda term, _: frequency[term])
+    weights = {t: idf(documents, frequency[t]) for t in terms if frequency[t]}
+    scored: list[tuple[MemoryRecord, float]] = []
+    for working in sets:
+        scored.extend(working.keyword_search(weights, total_length / documents, limit))
+    scored.sort(key=lambda hit: (-hit[1], tie_key(hit[0].id)))
+    for record, relevance in scored[:limit]:
+        pool.records.setdefault(record.id, record)
+        pool.keyword[record.id] = relevance
+    return [record.id for record, _ in scored[:limit]]
 
 
 def turn_hits(

@@ -122,10 +122,17 @@ class Recall:
             else []
         )
         cold, found = self.ctx.cold, lists.Pool()
-        # Keyword lists run in worker threads while the query is embedded and scanned.
-        keyword = self.pool.submit(
-            lists.keyword_hits, cold, scope, query, where, config.keyword_top_k,
-            sum(len(s) for s in live) or None, found,
+        # Facts held in RAM are looked up there; history, and an archive kept only in the
+        # database, need the Cold ROM's keyword index.
+        keyword_in_ram = not history and not archived_in_cold
+        # Cold keyword lists run in worker threads while the query is embedded and scanned.
+        keyword = (
+            None
+            if keyword_in_ram
+            else self.pool.submit(
+                lists.keyword_hits, cold, scope, query, where, config.keyword_top_k,
+                sum(len(s) for s in live) or None, found,
+            )
         )  # fmt: skip
         turned = self.pool.submit(
             lists.turn_hits, cold, scope, query, config.turn_top_k,
@@ -147,9 +154,14 @@ class Recall:
                 )
                 vector = lists.by_cosine([*vector, *archived], found, config.vector_top_k)
         graph = lists.graph_hits(live, vector, query_vector, config, found)
+        keyword_ids = (
+            keyword.result()
+            if keyword is not None
+            else lists.ram_keyword_hits([*live, *archives], query, config.keyword_top_k, found)
+        )
         ranked = {
             "vector": [f"f:{rid}" for rid in vector],
-            "keyword": [f"f:{rid}" for rid in keyword.result()],
+            "keyword": [f"f:{rid}" for rid in keyword_ids],
             "turns": [f"t:{tid}" for tid in turned.result()],
             "dates": [f"t:{tid}" for tid in dated.result()],
             "graph": [f"f:{rid}" for rid in graph],

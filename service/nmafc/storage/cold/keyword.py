@@ -7,7 +7,7 @@ Both build an OR of the query's content words: an AND query (``plainto_tsquery``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -30,6 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from nmafc.core.keyword import common_cap, discriminating
 from nmafc.core.lifecycle import DECAYED
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
@@ -77,11 +78,6 @@ class FactFilter:
 VALID_ONLY = FactFilter(include_archived=False)
 # Ranked FTS hits fetched per wanted result, leaving room for versions the filter drops.
 _OVERFETCH = 4
-# A term in more than 1/_COMMON_SHARE of a scope's documents is dropped from its keyword
-# queries (the speaker's own name, once "I" is resolved, is in half of them) ...
-_COMMON_SHARE = 10
-# ... unless it occurs in at most this many: in a small scope every word is rare enough.
-_COMMON_FLOOR = 20
 
 
 class KeywordSearch:
@@ -100,7 +96,7 @@ class KeywordSearch:
         """Best-matching fact versions with a relevance score (higher is better).
 
         ``corpus_size`` (about how many facts the scope holds) lets the search skip terms
-        that occur in more than a tenth of them (see ``_discriminating``).
+        that occur in more than a tenth of them (see ``nmafc.core.keyword.discriminating``).
         """
         terms = keyword_terms(query)
         if not terms:
@@ -132,12 +128,11 @@ class KeywordSearch:
         limit: int,
         corpus_size: int | None = None,
     ) -> Select[Any]:
-        prune = corpus_size is not None and corpus_size > _COMMON_FLOOR and len(terms) > 1
-        cap = max(_COMMON_FLOOR, (corpus_size or 0) // _COMMON_SHARE)
+        cap = common_cap(corpus_size, len(terms))
         if self._conn.dialect.name == "postgresql":
             search: ColumnElement[Any] = literal_column(f"{target.name}.search")
-            if prune:
-                terms = _discriminating(terms, cap, partial(self._pg_count, target, search, scope))
+            if cap is not None:
+                terms = discriminating(terms, cap, partial(self._pg_count, target, search, scope))
             query = select(_tsquery(" | ".join(terms)).label("query")).subquery("q")
             relevance = func.ts_rank_cd(search, query.c.query).label("relevance")
             return (
@@ -151,9 +146,9 @@ class KeywordSearch:
         # few best rowids to the table; ranking inside a join costs twice as much here.
         fts = table(f"{target.name}_fts", column("rowid"))
         tenant = self._tenant(scope)
-        if prune:
+        if cap is not None:
             count = partial(self._fts_count, fts.name, tenant, text_columns)
-            terms = _discriminating(terms, cap, count)
+            terms = discriminating(terms, cap, count)
         score: ColumnElement[Any] = literal_column(f"-bm25({fts.name}, 0, 0, 0.5, 1.0)")
         match = literal_column(fts.name).op("MATCH")(_fts_query(tenant, terms, text_columns))
         ranked = (
@@ -198,19 +193,6 @@ class KeywordSearch:
             .subquery()
         )
         return int(self._conn.execute(select(func.count()).select_from(matching)).scalar_one())
-
-
-def _discriminating(terms: Sequence[str], cap: int, count: Callable[[str, int], int]) -> list[str]:
-    """The terms occurring in at most ``cap`` documents of the scope.
-
-    A common term (the speaker's own name, once "I" is resolved) matches documents that
-    share nothing else with the question; short ones ("Thanks, Sam!") even rank high for
-    it and push out the documents that match the question's rarer words. Ranking its
-    postings also dominates the cost of a query on a large scope. ``count`` may stop at
-    ``cap + 1``. When every term is common, none is more telling than another: all stay.
-    """
-    kept = [term for term in terms if count(term, cap + 1) <= cap]
-    return kept or list(terms)
 
 
 def _tsquery(terms: str) -> ColumnElement[Any]:

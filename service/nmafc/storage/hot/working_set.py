@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from nmafc.core.keyword import tie_key
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import Scope
+from nmafc.storage.hot.keyword_index import KeywordIndex
 
 Vector = npt.NDArray[np.float32]
 _RECORD_OVERHEAD_BYTES = 600  # rough size of a record object with its strings and indexes
+_POSTING_BYTES = 160  # one (term, row) entry of the keyword index, measured with tracemalloc
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,7 @@ class WorkingSet:
         self._free: list[int] = []
         self._matrix = np.zeros((64, dim), dtype=np.float32)
         self._alive = np.zeros(64, dtype=bool)
+        self._keywords = KeywordIndex()
         self.lock = threading.RLock()
 
     def __len__(self) -> int:
@@ -55,7 +59,11 @@ class WorkingSet:
 
     @property
     def nbytes(self) -> int:
-        return int(self._matrix.nbytes + len(self.records) * _RECORD_OVERHEAD_BYTES)
+        return int(
+            self._matrix.nbytes
+            + len(self.records) * _RECORD_OVERHEAD_BYTES
+            + self._keywords.postings * _POSTING_BYTES
+        )
 
     def needs_vector(self, record: MemoryRecord) -> bool:
         """True unless this exact version's vector is already held."""
@@ -83,6 +91,31 @@ class WorkingSet:
             top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
             top = top[np.argsort(-scores[top], kind="stable")]
             return [(self._ids[i], float(scores[i])) for i in top if self._alive[i]][:limit]
+
+    def keyword_stats(self, terms: Iterable[str]) -> tuple[int, int, dict[str, int]]:
+        """Documents, their total length in tokens, and each term's document frequency."""
+        with self.lock:
+            index = self._keywords
+            return len(index), index.total_length, {t: index.frequency(t) for t in terms}
+
+    def keyword_search(
+        self, idf: Mapping[str, float], average_length: float, limit: int
+    ) -> list[tuple[MemoryRecord, float]]:
+        """BM25 over the records' texts with the caller's corpus statistics, best first.
+
+        The statistics come from the caller so that several sets searched together (an
+        agent's conversations, a scope's archive) weigh a term alike. Ties go by
+        ``tie_key`` of the id.
+        """
+        if limit <= 0 or not idf:
+            return []
+        with self.lock:
+            rows, scores = self._keywords.top(idf, average_length, limit)
+            return [
+                (self.records[rid], float(score))
+                for rid, score in zip((self._ids[int(r)] for r in rows), scores, strict=True)
+                if rid is not None
+            ]
 
     def pairs_above(
         self, record_ids: Iterable[str], threshold: float, chunk: int = 64
@@ -152,6 +185,11 @@ class WorkingSet:
             row = self._allocate(record.id)
         if vector is not None:
             self._matrix[row] = vector
+        if previous is None or (previous.entity, previous.content) != (
+            record.entity,
+            record.content,
+        ):
+            self._keywords.put(row, record.entity, record.content, tie_key(record.id))
         self.records[record.id] = record
         self.by_entity.setdefault(record.entity, set()).add(record.id)
         for entity in record.related_entities:
@@ -163,6 +201,7 @@ class WorkingSet:
             self._unindex(record)
         row = self._row_of.pop(record_id, None)
         if row is not None:
+            self._keywords.remove(row)
             self._alive[row] = False
             self._ids[row] = None
             self._free.append(row)

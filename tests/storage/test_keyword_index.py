@@ -1,0 +1,129 @@
+"""The RAM keyword index tokenizes and ranks exactly as SQLite's FTS5 does."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from nmafc.core.keyword import idf, index_terms
+from nmafc.storage.hot.keyword_index import KeywordIndex
+
+DOCUMENTS = [
+    ("caroline_support_group", "Caroline joined an LGBTQ support group in May"),
+    ("melanie_pottery", "Melanie signed up for pottery classes, she loves pottery"),
+    ("jon_running", "Jon is running a marathon; running keeps him calm"),
+    ("caroline_adoption", "Caroline's adoption agency interviews went well"),
+    ("gina_cafe", "Gina opened a café near the station in 2022"),
+    ("melanie_camping", "Melanie went camping with her kids at the lake"),
+    ("tomas_pottery_fair", "Tomas sold bowls at the pottery fair"),
+    ("lee_allergy", "Lee is allergic to peanuts"),
+]
+
+
+def _fts(documents: list[tuple[str, str]]) -> sqlite3.Connection:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE docs USING fts5(entity, content, tokenize='porter unicode61')")
+    db.executemany(
+        "INSERT INTO docs(rowid, entity, content) VALUES (?, ?, ?)",
+        [(row, entity, content) for row, (entity, content) in enumerate(documents)],
+    )
+    return db
+
+
+def _stem(word: str) -> str:
+    return index_terms(word)[0][0]
+
+
+def _index(documents: list[tuple[str, str]]) -> KeywordIndex:
+    index = KeywordIndex()
+    for row, (entity, content) in enumerate(documents):
+        index.put(row, entity, content, tie=row)
+    return index
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Melanie signed up for pottery classes",
+        "caroline_support_group",
+        "Running marathons generously, 2022!",
+        "Gina's café serves crêpes",
+        "well-known LGBTQ activists",
+    ],
+)
+def test_terms_and_length_are_those_fts5_indexes(text: str) -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    db.execute("INSERT INTO t(x) VALUES (?)", (text,))
+    fts_tokens = [term for (term,) in db.execute("SELECT term FROM v ORDER BY offset")]
+
+    terms, length = index_terms(text)
+
+    assert length == len(fts_tokens)
+    # Single letters (the "s" of "Gina's") and stop words are never searched for.
+    assert terms == [t for t in fts_tokens if len(t) > 1 and t not in {"for", "up"}]
+
+
+@pytest.mark.parametrize(
+    "query_terms",
+    [["pottery"], ["caroline", "support"], ["running", "calm"], ["cafe"], ["allergic", "lake"]],
+)
+def test_scores_equal_fts5_bm25_with_the_cold_column_weights(query_terms: list[str]) -> None:
+    db = _fts(DOCUMENTS)
+    phrases = " OR ".join(f'"{t}"' for t in query_terms)
+    expected = db.execute(
+        "SELECT rowid, -bm25(docs, 0.5, 1.0) AS s FROM docs WHERE docs MATCH ? "
+        "ORDER BY s DESC, rowid",
+        (f"{{entity content}} : ({phrases})",),
+    ).fetchall()
+    index = _index(DOCUMENTS)
+    stems = [_stem(t) for t in query_terms]
+    weights = {s: idf(len(index), index.frequency(s)) for s in stems}
+
+    rows, scores = index.top(weights, index.total_length / len(index), limit=10)
+
+    assert expected, "the query should match something"
+    assert [int(r) for r in rows] == [row for row, _ in expected]
+    assert [float(s) for s in scores] == pytest.approx([s for _, s in expected], rel=1e-9)
+
+
+def test_reindexing_and_removal_keep_the_statistics_exact() -> None:
+    index = _index(DOCUMENTS)
+    fresh = _index([DOCUMENTS[0], ("lee_allergy", "Lee now tolerates peanuts"), DOCUMENTS[2]])
+
+    index.put(1, "lee_allergy", "Lee now tolerates peanuts", tie=1)
+    for row in range(3, len(DOCUMENTS)):
+        index.remove(row)
+    index.remove(99)  # an unknown row is not an error
+
+    assert len(index) == len(fresh) == 3
+    assert index.total_length == fresh.total_length
+    for word in ("pottery", "peanuts", "tolerates", "Caroline", "allergic"):
+        assert index.frequency(_stem(word)) == fresh.frequency(_stem(word))
+    rows, _ = index.top({_stem("pottery"): 1.0, _stem("peanuts"): 1.0}, 5.0, limit=10)
+    assert [int(r) for r in rows] == [1]
+
+
+def test_equal_scores_are_ordered_by_tie_key_not_by_row() -> None:
+    index = KeywordIndex()
+    for row, tie in enumerate([30, 10, 20, 0]):
+        index.put(row, "note", "pottery class", tie=tie)
+
+    rows, scores = index.top({_stem("pottery"): 1.0}, 3.0, limit=3)
+
+    assert len(set(scores.tolist())) == 1
+    assert [int(r) for r in rows] == [3, 1, 2]
+
+
+def test_limit_keeps_the_best_and_no_match_is_empty() -> None:
+    index = _index(DOCUMENTS)
+    weights = {_stem("pottery"): 2.0, _stem("Caroline"): 1.0}
+
+    best_two, _ = index.top(weights, index.total_length / len(index), limit=2)
+    everything, _ = index.top(weights, index.total_length / len(index), limit=100)
+
+    assert [int(r) for r in best_two] == [int(r) for r in everything[:2]]
+    assert len(everything) == 4  # two pottery documents, two of Caroline's
+    assert len(index.top({"zebra": 1.0}, 5.0, limit=5)[0]) == 0
