@@ -88,6 +88,13 @@ class HotSettings(BaseModel):
         "OpenBLAS helper threads busy-wait between calls, burning a core for a few ms saved "
         "per scan; 0 keeps the library's default (one per core).",
     )
+    recall_batch_max: int = Field(
+        16,
+        ge=1,
+        description="Most concurrent recalls that share one query-embedding run and one "
+        "working-set scan. Recalls that arrive while a batch runs join the next one; an idle "
+        "service waits for nothing. 1: every recall embeds and scans alone.",
+    )
 
 
 class ColdSettings(BaseModel):

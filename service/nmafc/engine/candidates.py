@@ -7,7 +7,7 @@ every hit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 
@@ -26,6 +26,8 @@ from nmafc.storage.cold.keyword import FactFilter
 from nmafc.storage.hot.working_set import WorkingSet
 
 Vector = npt.NDArray[np.float32]
+Hits = list[tuple[str, float]]
+Scanner = Callable[[Sequence[WorkingSet], Vector, int], list[Hits]]
 _REPLY_DEPTH = 10  # how many of the best turn hits may bring their reply
 
 
@@ -41,13 +43,27 @@ class Pool:
     turn_keyword: dict[int, float] = field(default_factory=dict)
 
 
-def vector_hits(sets: Sequence[WorkingSet], query: Vector, limit: int, pool: Pool) -> list[str]:
-    """Exact cosine over the RAM working sets (and archives), merged across scopes."""
+def search_each(sets: Sequence[WorkingSet], query: Vector, limit: int) -> list[Hits]:
+    """``working.search(query, limit)`` for each of ``sets``, one after the other."""
+    return [working.search(query, limit) for working in sets]
+
+
+def vector_hits(
+    sets: Sequence[WorkingSet],
+    query: Vector,
+    limit: int,
+    pool: Pool,
+    scan: Scanner = search_each,
+) -> list[str]:
+    """Exact cosine over the RAM working sets (and archives), merged across scopes.
+
+    ``scan`` searches the sets; recall passes one that batches concurrent recalls.
+    """
     if limit == 0:
         return []
     scored: list[tuple[float, str]] = []
-    for working in sets:
-        for rid, score in working.search(query, limit):
+    for working, hits in zip(sets, scan(sets, query, limit), strict=True):
+        for rid, score in hits:
             pool.records[rid] = working.records[rid]
             pool.cosine[rid] = score
             scored.append((score, rid))

@@ -17,6 +17,7 @@ from nmafc.engine.archive import Archive
 from nmafc.engine.changes import ChangeSet
 from nmafc.engine.hot_tier import HotTier
 from nmafc.engine.locks import ScopeLocks
+from nmafc.engine.recall_batch import RecallBatching
 from nmafc.settings import Settings
 from nmafc.storage.cold import ColdSession, ColdStore, ScopeRow
 
@@ -36,6 +37,7 @@ class EngineContext:
     extractor: Extractor
     locks: ScopeLocks
     decay: DecayParams
+    batching: RecallBatching  # recall's query embedding and scans, shared across recalls
     listeners: list[Listener] = field(default_factory=list)
 
     def clock(self, turn: float) -> float:

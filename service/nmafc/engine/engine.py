@@ -36,6 +36,7 @@ from nmafc.engine.locks import ScopeLocks
 from nmafc.engine.maintenance import Maintenance, MaintenanceReport
 from nmafc.engine.queue import RememberQueue
 from nmafc.engine.recall import Recall, RecallOptions, RecallResult
+from nmafc.engine.recall_batch import RecallBatching
 from nmafc.engine.snapshot import Snapshots
 from nmafc.engine.writes import WriteResult, Writes
 from nmafc.errors import MemoryNotFound, StoreUnavailable
@@ -99,6 +100,7 @@ class MemoryEngine:
             extractor=extractor or _extractor(settings),
             locks=ScopeLocks(),
             decay=settings.decay.params(),
+            batching=RecallBatching(embedder, settings.hot.recall_batch_max),
         )
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nmafc-recall")
         self._writes = Writes(self.ctx)
@@ -366,6 +368,7 @@ class MemoryEngine:
         if self.ctx.hot.store.guard is not None:
             self.ctx.hot.store.guard.close()
         self._pool.shutdown(wait=True)
+        self.ctx.batching.close()
         self.embedder.close()
         closer = getattr(self.ctx.extractor, "close", None)
         if callable(closer):  # the LLM extractor owns an HTTP client and a loop thread

@@ -141,13 +141,16 @@ class Recall:
         dated = self.pool.submit(
             lists.dated_turn_hits, cold, scope, query, config.turn_top_k, found
         )
-        query_vector = self.ctx.embedder.embed([query])[0]
+        query_vector = self.ctx.batching.embed(query)
         if history:
             vector = lists.cold_vector_hits(
                 cold, scope, query_vector, where, config.vector_top_k, found
             )
         else:
-            vector = lists.vector_hits([*live, *archives], query_vector, config.vector_top_k, found)
+            vector = lists.vector_hits(
+                [*live, *archives], query_vector, config.vector_top_k, found,
+                scan=self.ctx.batching.scan,
+            )  # fmt: skip
             if archived_in_cold:
                 archived = lists.cold_archive_hits(
                     cold, scope, query_vector, config.vector_top_k, found

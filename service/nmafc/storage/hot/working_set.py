@@ -81,16 +81,38 @@ class WorkingSet:
 
     def search(self, query: Vector, limit: int) -> list[tuple[str, float]]:
         """Exact cosine similarity (vectors are unit length): ``(id, cosine)`` best first."""
+        return self.search_many(np.asarray(query, dtype=np.float32)[None, :], limit)[0]
+
+    def search_many(self, queries: Vector, limit: int) -> list[list[tuple[str, float]]]:
+        """:meth:`search` for each row of ``queries`` (q × dim), in one matrix product.
+
+        The matrix is read once for all queries, which is what makes concurrent recalls
+        cheaper together: a scan is bound by memory bandwidth, not arithmetic. With several
+        queries the scores may differ from :meth:`search`'s in the last float bit (a
+        matrix-matrix product sums in another order), which can swap two near-equal scores.
+        """
+        queries = np.asarray(queries, dtype=np.float32)
+        if queries.ndim != 2 or queries.shape[1] != self.dim:
+            raise ValueError(f"queries must be (q, {self.dim}), got {queries.shape}")
         with self.lock:
             n = len(self._ids)
             if n == 0 or not self.records:
-                return []
-            scores = self._matrix[:n] @ np.asarray(query, dtype=np.float32)
-            scores[~self._alive[:n]] = -np.inf
+                return [[] for _ in range(len(queries))]
+            matrix, alive = self._matrix[:n], self._alive[:n]
+            # n × q, the fast layout for BLAS here; one query keeps the matrix-vector product.
+            if len(queries) == 1:
+                scores = (matrix @ queries[0])[:, None]
+            else:
+                scores = matrix @ queries.T
+            scores[~alive] = -np.inf
             k = min(limit, len(self.records))
-            top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-            top = top[np.argsort(-scores[top], kind="stable")]
-            return [(self._ids[i], float(scores[i])) for i in top if self._alive[i]][:limit]
+            found: list[list[tuple[str, float]]] = []
+            for row in scores.T:
+                top = np.argpartition(-row, k - 1)[:k] if k < n else np.arange(n)
+                top = top[np.argsort(-row[top], kind="stable")]
+                hits = [(self._ids[i], float(row[i])) for i in top if alive[i]][:limit]
+                found.append(hits)
+            return found
 
     def keyword_stats(self, terms: Iterable[str]) -> tuple[int, int, dict[str, int]]:
         """Documents, their total length in tokens, and each term's document frequency."""

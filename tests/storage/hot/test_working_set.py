@@ -1,0 +1,68 @@
+"""The RAM working set: one matrix product for many queries gives what each search gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nmafc.core.scope import Scope
+from nmafc.storage.hot.working_set import Update, WorkingSet
+from tests.core.factories import record
+
+DIM = 8
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    vectors = rng.standard_normal((n, DIM)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _working_set(n: int, removed: int, seed: int = 3) -> WorkingSet:
+    rng = np.random.default_rng(seed)
+    records = [record(id=f"r{i}") for i in range(n)]
+    working = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM)
+    working.apply([Update(r, v) for r, v in zip(records, _unit(rng, n), strict=True)], [], 1)
+    working.apply([], [f"r{i}" for i in range(0, 2 * removed, 2)], 2)  # dead rows in between
+    return working
+
+
+@pytest.mark.parametrize(("n", "removed", "limit"), [(200, 40, 10), (30, 12, 25), (30, 12, 100)])
+def test_search_many_gives_each_row_what_search_gives(n: int, removed: int, limit: int) -> None:
+    working = _working_set(n, removed)
+    queries = _unit(np.random.default_rng(11), 7)
+    many = working.search_many(queries, limit)
+    assert len(many) == len(queries)
+    for query, hits in zip(queries, many, strict=True):
+        alone = working.search(query, limit)
+        assert [rid for rid, _ in hits] == [rid for rid, _ in alone]
+        assert [s for _, s in hits] == pytest.approx([s for _, s in alone], abs=1e-6)
+        assert len(hits) == min(limit, n - removed)
+        assert not {rid for rid, _ in hits} & {f"r{i}" for i in range(0, 2 * removed, 2)}
+
+
+def test_limit_beyond_the_live_count_returns_every_live_record_best_first() -> None:
+    working = _working_set(20, 5)
+    [hits] = working.search_many(_unit(np.random.default_rng(5), 1), 1000)
+    assert {rid for rid, _ in hits} == set(working.records)
+    scores = [s for _, s in hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_one_query_scores_exactly_as_the_matrix_vector_product() -> None:
+    working = _working_set(50, 0)
+    query = _unit(np.random.default_rng(9), 1)[0]
+    matrix = np.stack([working.vector(f"r{i}") for i in range(50)])
+    expected = matrix @ query
+    for rid, score in working.search(query, 50):
+        assert score == float(expected[int(rid[1:])])
+
+
+def test_an_empty_set_gives_one_empty_list_per_query() -> None:
+    working = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM)
+    assert working.search_many(_unit(np.random.default_rng(1), 3), 5) == [[], [], []]
+
+
+def test_queries_of_the_wrong_dimension_are_refused() -> None:
+    working = _working_set(10, 0)
+    with pytest.raises(ValueError, match="queries must be"):
+        working.search_many(np.zeros((2, DIM + 1), dtype=np.float32), 5)
