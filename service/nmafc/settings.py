@@ -237,11 +237,12 @@ class ServerSettings(BaseModel):
         description='Browser origins allowed to call the API (JSON list, e.g. ["http://localhost:3000"]).',
     )
     recall_concurrency: int = Field(
-        4,
+        16,
         ge=1,
         description="Searches computed at once; more wait their turn in arrival order. On a "
         "small machine this keeps tail latency near the median instead of letting every "
-        "request slow every other.",
+        "request slow every other. It also caps how many recalls can share one batch "
+        "(hot.recall_batch_max), so it is set no lower than that.",
     )
     retry_after_s: int = Field(
         5, ge=1, description="Retry-After seconds sent with 503 when a store is unreachable."
