@@ -142,6 +142,12 @@ class Authenticator:
             self._stored_seen = (now, exists)
         return exists
 
+    def known(self, token: str | None) -> Principal | None:
+        """The caller when no store needs asking (auth off, a bootstrap key), else None."""
+        if self.mode == "off":
+            return OPEN
+        return self._bootstrap.get(token) if token else None
+
     def authenticate(self, token: str | None) -> Principal:
         """The caller behind ``token`` (None: no Authorization header)."""
         if not self.enabled():

@@ -23,23 +23,26 @@ from nmafc.settings import Settings
 
 DEFAULT_CONVERSATION = "default"
 
+# Dependencies without I/O are ``async def``: FastAPI would run a plain ``def`` in its
+# thread pool, a hand-off per dependency per request for a few attribute reads.
 
-def get_state(conn: HTTPConnection) -> AppState:
+
+async def get_state(conn: HTTPConnection) -> AppState:
     return cast(AppState, conn.state.nmafc)
 
 
 StateDep = Annotated[AppState, Depends(get_state)]
 
 
-def get_engine(state: StateDep) -> MemoryEngine:
+async def get_engine(state: StateDep) -> MemoryEngine:
     return state.engine
 
 
-def get_settings(state: StateDep) -> Settings:
+async def get_settings(state: StateDep) -> Settings:
     return state.settings
 
 
-def get_metrics(state: StateDep) -> Metrics:
+async def get_metrics(state: StateDep) -> Metrics:
     return state.metrics
 
 
@@ -59,6 +62,9 @@ async def get_principal(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Principal:
     token = credentials.credentials if credentials is not None else None
+    known = state.auth.known(token)
+    if known is not None:
+        return known
     return await anyio.to_thread.run_sync(state.auth.authenticate, token)
 
 
@@ -121,7 +127,7 @@ async def require_admin(principal: PrincipalDep) -> Principal:
 AdminDep = Annotated[Principal, Depends(require_admin)]
 
 
-def strict_query(request: Request) -> None:
+async def strict_query(request: Request) -> None:
     """Refuse query parameters the route does not declare (as bodies refuse unknown fields)."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):

@@ -64,7 +64,10 @@ def vector_hits(
     scored: list[tuple[float, str]] = []
     for working, hits in zip(sets, scan(sets, query, limit), strict=True):
         for rid, score in hits:
-            pool.records[rid] = working.records[rid]
+            record = working.records.get(rid)
+            if record is None:
+                continue  # removed by a write that landed after the scan
+            pool.records[rid] = record
             pool.cosine[rid] = score
             scored.append((score, rid))
     scored.sort(key=lambda s: -s[0])

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Annotated
 from uuid import UUID
 
 from anyio.to_thread import run_sync
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Response
 
 from nmafc.api.deps import (
     EngineDep,
@@ -36,7 +37,8 @@ from nmafc.api.schemas import (
     Text,
     TierName,
 )
-from nmafc.engine.recall import RecallOptions
+from nmafc.core.scope import AnyScope
+from nmafc.engine.recall import RecallOptions, RecallResult
 
 router = APIRouter(
     prefix="/v1/memories",
@@ -72,7 +74,7 @@ async def search_memories(
     body: SearchRequest,
     tenant: TenantDep,
     state: StateDep,
-) -> SearchResult:
+) -> Response:
     """Recall a dated, token-budgeted context and ranked hits for a query."""
     engine, metrics = state.engine, state.metrics
     options = RecallOptions(
@@ -85,12 +87,28 @@ async def search_memories(
         top_k=body.top_k,
     )
     started = time.perf_counter()
-    recall = partial(engine.recall, tenant.reach(body.scope), body.query, options)
-    result = await run_sync(recall, limiter=state.recall_slots)  # FIFO, bounded
+    recall = partial(_recall_json, engine.recall, tenant.reach(body.scope), body.query, options)
+    hits, payload = await run_sync(recall, limiter=state.recall_slots)  # FIFO, bounded
     metrics.recalls.labels(body.scope).inc()
     metrics.recall_seconds.labels(body.scope).observe(time.perf_counter() - started)
-    metrics.recall_hits.observe(len(result.hits))
-    return SearchResult.of(result)
+    metrics.recall_hits.observe(hits)
+    return Response(payload, media_type="application/json")
+
+
+def _recall_json(
+    recall: Callable[[AnyScope, str, RecallOptions], RecallResult],
+    reach: AnyScope,
+    query: str,
+    options: RecallOptions,
+) -> tuple[int, bytes]:
+    """Recall and its response body, built in the worker thread.
+
+    A result carries dozens of hits with their records; building and serialising those
+    models on the event loop made the loop the bottleneck of concurrent searches. The
+    body is a ``SearchResult`` (the route's declared model), dumped once, not re-validated.
+    """
+    result = recall(reach, query, options)
+    return len(result.hits), SearchResult.of(result).model_dump_json().encode()
 
 
 @router.get("", response_model=MemoryPage)

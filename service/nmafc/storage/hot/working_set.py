@@ -21,6 +21,7 @@ from nmafc.core.keyword import tie_key
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import Scope
 from nmafc.storage.hot.keyword_index import KeywordIndex
+from nmafc.storage.hot.shared_lock import SharedLock
 
 Vector = npt.NDArray[np.float32]
 _RECORD_OVERHEAD_BYTES = 600  # rough size of a record object with its strings and indexes
@@ -52,7 +53,7 @@ class WorkingSet:
         self._matrix = np.zeros((64, dim), dtype=np.float32)
         self._alive = np.zeros(64, dtype=bool)
         self._keywords = KeywordIndex()
-        self.lock = threading.RLock()
+        self.lock = SharedLock()  # `with lock:` reads; apply() takes it exclusive
 
     def __len__(self) -> int:
         return len(self.records)
@@ -72,7 +73,7 @@ class WorkingSet:
 
     def apply(self, updates: Iterable[Update], removed: Iterable[str], seq: int) -> None:
         """Bring the set to log position ``seq``."""
-        with self.lock:
+        with self.lock.exclusive():
             for record_id in removed:
                 self._remove(record_id)
             for update in updates:
