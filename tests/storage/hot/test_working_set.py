@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nmafc.core.scope import Scope
-from nmafc.storage.hot.working_set import Update, WorkingSet
+from nmafc.storage.hot.working_set import Update, WorkingSet, best_rows
 from tests.core.factories import record
 
 DIM = 8
@@ -66,3 +66,32 @@ def test_queries_of_the_wrong_dimension_are_refused() -> None:
     working = _working_set(10, 0)
     with pytest.raises(ValueError, match="queries must be"):
         working.search_many(np.zeros((2, DIM + 1), dtype=np.float32), 5)
+
+
+@pytest.mark.parametrize("n", [1, 7, 50, 1_000, 20_000, 100_000])
+@pytest.mark.parametrize("k", [1, 10, 50, 200])
+def test_best_rows_are_the_exact_top_k_with_ties_by_index(n: int, k: int) -> None:
+    rng = np.random.default_rng(n * 1000 + k)
+    scores = rng.standard_normal(n).astype(np.float32)
+    scores[rng.integers(0, n, size=n // 10)] = -np.inf  # dead rows
+    scores[rng.integers(0, n, size=n // 20)] = 0.5  # many exact ties
+
+    expected = np.argsort(-scores, kind="stable")[:k]
+
+    assert best_rows(scores, k).tolist() == expected.tolist()
+
+
+def test_best_rows_survive_a_sample_that_misleads() -> None:
+    n, k = 100_000, 50
+    step = n // 1024
+    # Only the sampled positions score high: the sample's threshold admits three rows,
+    # fewer than k, so the exact partition decides.
+    few = np.zeros(n, dtype=np.float32)
+    few[::step] = np.arange(len(few[::step]), dtype=np.float32) + 10
+    # Everything ties at zero but k rows between the samples: the threshold (0) admits
+    # every row, and the best are still found and ordered.
+    many = np.zeros(n, dtype=np.float32)
+    many[np.arange(1, n, step)[:k]] = np.linspace(1.0, 2.0, k, dtype=np.float32)
+
+    for scores in (few, many):
+        assert best_rows(scores, k).tolist() == np.argsort(-scores, kind="stable")[:k].tolist()
