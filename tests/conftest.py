@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
 
 from nmafc.core.scope import Scope
+from nmafc.embedding.base import Embedder, Vectors
 from nmafc.embedding.onnx_minilm import OnnxMiniLM
 from nmafc.engine.engine import MemoryEngine
 from nmafc.settings import Settings
@@ -103,7 +104,7 @@ def scope() -> Scope:
 class _Shared:
     """The session embedder, protected from ``engine.close()`` closing it."""
 
-    def __init__(self, inner: OnnxMiniLM) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self._inner = inner
 
     @property
@@ -114,7 +115,7 @@ class _Shared:
     def dim(self) -> int:
         return self._inner.dim
 
-    def embed(self, texts):  # type: ignore[no-untyped-def]
+    def embed(self, texts: Sequence[str]) -> Vectors:
         return self._inner.embed(texts)
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from nmafc.engine.recall import RecallOptions, RecallResult
 from nmafc.engine.recall_batch import Scan, scan_batch
 from nmafc.settings import Settings
 from nmafc.storage.hot.working_set import Update, WorkingSet
+from tests.conftest import _Shared
 from tests.core.factories import record
 
 from .helpers import say
@@ -32,33 +33,22 @@ QUESTIONS = [
 ]
 
 
-class GatedEmbedder:
+class GatedEmbedder(_Shared):
     """The real embedder, whose next call can be held until the test lets it go."""
 
     def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.calls: list[list[str]] = []
         self.held = threading.Event()
         self.release = threading.Event()
         self.release.set()
-
-    @property
-    def model_name(self) -> str:
-        return self._inner.model_name
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         self.calls.append(list(texts))
         if not self.release.is_set():
             self.held.set()
             assert self.release.wait(30)
-        return self._inner.embed(texts)
-
-    def close(self) -> None:
-        pass
+        return super().embed(texts)
 
 
 def _same(a: RecallResult, b: RecallResult) -> None:

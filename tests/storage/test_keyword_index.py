@@ -100,6 +100,7 @@ def test_reindexing_and_removal_keep_the_statistics_exact() -> None:
 
     assert len(index) == len(fresh) == 3
     assert index.total_length == fresh.total_length
+    assert index.postings == fresh.postings
     for word in ("pottery", "peanuts", "tolerates", "Caroline", "allergic"):
         assert index.frequency(_stem(word)) == fresh.frequency(_stem(word))
     rows, _ = index.top({_stem("pottery"): 1.0, _stem("peanuts"): 1.0}, 5.0, limit=10)

@@ -33,14 +33,10 @@ class KeywordIndex:
         self._length = np.zeros(64, dtype=np.float64)
         self._tie = np.zeros(64, dtype=np.int64)
         self.total_length = 0
+        self.postings = 0  # (term, row) entries held, for memory accounting
 
     def __len__(self) -> int:
         return len(self._terms_of)
-
-    @property
-    def postings(self) -> int:
-        """How many (term, row) entries are held; for memory accounting."""
-        return sum(len(terms) for terms in self._terms_of.values())
 
     def put(self, row: int, entity: str, content: str, tie: int) -> None:
         """Index (or re-index) the document at ``row``; ``tie`` orders it among equals."""
@@ -55,6 +51,7 @@ class KeywordIndex:
         for term, weight in weights.items():
             self._postings.setdefault(term, {})[row] = weight
         self._terms_of[row] = tuple(weights)
+        self.postings += len(weights)
         if row >= len(self._length):
             size = max(row + 1, 2 * len(self._length))
             self._length = _grown(self._length, size)
@@ -68,6 +65,7 @@ class KeywordIndex:
         terms = self._terms_of.pop(row, None)
         if terms is None:
             return
+        self.postings -= len(terms)
         for term in terms:
             posting = self._postings[term]
             del posting[row]
