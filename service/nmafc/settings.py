@@ -88,6 +88,15 @@ class HotSettings(BaseModel):
         "OpenBLAS helper threads busy-wait between calls, burning a core for a few ms saved "
         "per scan; 0 keeps the library's default (one per core).",
     )
+    int8_scan_min_rows: int = Field(
+        8192,
+        ge=0,
+        description="Working sets of at least this many records are scanned through an "
+        "int8 copy of their vectors (a quarter of the bytes to read), then re-ranked in "
+        "float32 with a rounding bound that certifies the top-k equals a float32 scan's "
+        "(else that query is scanned in float32). Costs ~0.5 byte per dimension per record "
+        "of RAM. 0: always the float32 scan.",
+    )
     recall_batch_max: int = Field(
         16,
         ge=1,

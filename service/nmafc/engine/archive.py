@@ -22,10 +22,13 @@ from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
 class Archive:
     """Per-scope RAM indexes of decayed records, least recently used first to go."""
 
-    def __init__(self, cold: ColdStore, cache: WorkingSetCache, dim: int) -> None:
+    def __init__(
+        self, cold: ColdStore, cache: WorkingSetCache, dim: int, int8_scan_min_rows: int = 0
+    ) -> None:
         self.cold = cold
         self.cache = cache
         self.dim = dim
+        self.int8_scan_min_rows = int8_scan_min_rows
 
     def index(self, row: ScopeRow) -> WorkingSet:
         """The scope's archive, at least as fresh as ``row``."""
@@ -41,7 +44,7 @@ class Archive:
         return cached
 
     def _load(self, row: ScopeRow) -> WorkingSet:
-        archive = WorkingSet(row.scope, row.pk, self.dim)
+        archive = WorkingSet(row.scope, row.pk, self.dim, self.int8_scan_min_rows)
         with self.cold.read() as session:
             records, vectors = session.facts.decayed(row.scope)
         archive.apply((Update(r, vectors[i]) for i, r in enumerate(records)), (), row.seq)

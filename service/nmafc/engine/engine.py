@@ -94,8 +94,16 @@ class MemoryEngine:
         self.ctx = EngineContext(
             settings=settings,
             cold=cold,
-            hot=HotTier(hot, cold, WorkingSetCache(cache_bytes), settings.hot.max_lag_events),
-            archive=Archive(cold, WorkingSetCache(cache_bytes), embedder.dim),
+            hot=HotTier(
+                hot,
+                cold,
+                WorkingSetCache(cache_bytes),
+                settings.hot.max_lag_events,
+                settings.hot.int8_scan_min_rows,
+            ),
+            archive=Archive(
+                cold, WorkingSetCache(cache_bytes), embedder.dim, settings.hot.int8_scan_min_rows
+            ),
             embedder=embedder,
             extractor=extractor or _extractor(settings),
             locks=ScopeLocks(),

@@ -26,12 +26,18 @@ class HotTier:
     """The Hot store plus its RAM cache, driven by events from the Cold ROM."""
 
     def __init__(
-        self, store: HotStore, cold: ColdStore, cache: WorkingSetCache, max_lag: int = 200
+        self,
+        store: HotStore,
+        cold: ColdStore,
+        cache: WorkingSetCache,
+        max_lag: int = 200,
+        int8_scan_min_rows: int = 0,
     ) -> None:
         self.store = store
         self.cold = cold
         self.cache = cache
         self.max_lag = max_lag
+        self.int8_scan_min_rows = int8_scan_min_rows
         self._known: dict[Scope, Watermark] = {}
         self._lagging: dict[Scope, int] = {}
         self._known_lock = threading.Lock()
@@ -214,7 +220,7 @@ class HotTier:
         except StoreUnavailable:  # Hot is a cache of the log: serve reads from the Cold ROM
             log.warning("Hot store unreadable for %s; loading it from the Cold ROM", row.scope)
             snapshot = None
-        working = WorkingSet(row.scope, row.pk, self.store.dim)
+        working = WorkingSet(row.scope, row.pk, self.store.dim, self.int8_scan_min_rows)
         mark = snapshot.watermark if snapshot is not None else None
         if snapshot is None or mark is None or mark.scope_pk != row.pk or mark.seq > row.seq:
             # Hot holds nothing usable for this incarnation: start from the Cold ROM.

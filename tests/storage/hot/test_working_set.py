@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from nmafc.core.scope import Scope
-from nmafc.storage.hot.working_set import Update, WorkingSet, best_rows
+from nmafc.storage.hot.top_k import best_rows
+from nmafc.storage.hot.working_set import Update, WorkingSet
 from tests.core.factories import record
 
 DIM = 8
@@ -95,3 +96,33 @@ def test_best_rows_survive_a_sample_that_misleads() -> None:
 
     for scores in (few, many):
         assert best_rows(scores, k).tolist() == np.argsort(-scores, kind="stable")[:k].tolist()
+
+
+def test_a_set_past_the_int8_threshold_searches_as_the_float32_set_does() -> None:
+    rng = np.random.default_rng(21)
+    n = 3_000
+    records = [record(id=f"r{i}") for i in range(n)]
+    vectors = _unit(rng, n)
+    plain = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM)
+    quantised = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM, int8_scan_min_rows=2_000)
+    for working in (plain, quantised):
+        first = zip(records[:1_500], vectors[:1_500], strict=True)
+        working.apply([Update(r, v) for r, v in first], [], 1)
+        # Crossing the threshold mid-life: the rows held so far are quantised then.
+        working.apply(
+            [Update(r, v) for r, v in zip(records[1_500:], vectors[1_500:], strict=True)], [], 2
+        )
+        moved = [Update(records[i], vectors[(i + 7) % n]) for i in range(0, n, 50)]
+        working.apply(moved, [f"r{i}" for i in range(1, n, 9)], 3)
+    queries = _unit(np.random.default_rng(4), 6)
+
+    assert quantised.nbytes > plain.nbytes  # the int8 copy is accounted for
+    for single in queries[:1]:
+        assert [rid for rid, _ in quantised.search(single, 20)] == [
+            rid for rid, _ in plain.search(single, 20)
+        ]
+    for mine, theirs in zip(
+        quantised.search_many(queries, 20), plain.search_many(queries, 20), strict=True
+    ):
+        assert [rid for rid, _ in mine] == [rid for rid, _ in theirs]
+        assert [s for _, s in mine] == pytest.approx([s for _, s in theirs], abs=1e-6)

@@ -20,12 +20,14 @@ import numpy.typing as npt
 from nmafc.core.keyword import tie_key
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import Scope
+from nmafc.storage.hot.int8_scan import Int8Scan
 from nmafc.storage.hot.keyword_index import KeywordIndex
 from nmafc.storage.hot.shared_lock import SharedLock
+from nmafc.storage.hot.top_k import best_rows
 
 Vector = npt.NDArray[np.float32]
 _RECORD_OVERHEAD_BYTES = 600  # rough size of a record object with its strings and indexes
-_POSTING_BYTES = 160  # one (term, row) entry of the keyword index, measured with tracemalloc
+_POSTING_BYTES = 176  # one (term, row) entry of the keyword index and its cached arrays
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +41,7 @@ class Update:
 class WorkingSet:
     """Live records of one scope incarnation at log position ``seq``."""
 
-    def __init__(self, scope: Scope, scope_pk: int, dim: int) -> None:
+    def __init__(self, scope: Scope, scope_pk: int, dim: int, int8_scan_min_rows: int = 0) -> None:
         self.scope = scope
         self.scope_pk = scope_pk
         self.seq = 0
@@ -54,6 +56,9 @@ class WorkingSet:
         self._alive = np.zeros(64, dtype=bool)
         self._keywords = KeywordIndex()
         self.lock = SharedLock()  # `with lock:` reads; apply() takes it exclusive
+        # Large sets are scanned through an int8 copy first (exact, see int8_scan).
+        self._int8_min_rows = int8_scan_min_rows
+        self._int8: Int8Scan | None = None
 
     def __len__(self) -> int:
         return len(self.records)
@@ -62,6 +67,7 @@ class WorkingSet:
     def nbytes(self) -> int:
         return int(
             self._matrix.nbytes
+            + (self._int8.nbytes if self._int8 is not None else 0)
             + len(self.records) * _RECORD_OVERHEAD_BYTES
             + self._keywords.postings * _POSTING_BYTES
         )
@@ -79,6 +85,11 @@ class WorkingSet:
             for update in updates:
                 self._put(update.record, update.vector)
             self.seq = seq
+            n = len(self._ids)
+            if self._int8 is None and 0 < self._int8_min_rows <= n:
+                self._int8 = Int8Scan(self.dim)
+            if self._int8 is not None:
+                self._int8.sync(self._matrix, n)
 
     def search(self, query: Vector, limit: int) -> list[tuple[str, float]]:
         """Exact cosine similarity (vectors are unit length): ``(id, cosine)`` best first."""
@@ -100,13 +111,18 @@ class WorkingSet:
             if n == 0 or not self.records:
                 return [[] for _ in range(len(queries))]
             matrix, alive = self._matrix[:n], self._alive[:n]
+            k = min(limit, len(self.records))
+            if self._int8 is not None:
+                return [
+                    [(self._ids[i], float(score)) for i, score in zip(top, scores, strict=True)]
+                    for top, scores in self._int8.search(matrix, alive, queries, k)
+                ]
             # n × q, the fast layout for BLAS here; one query keeps the matrix-vector product.
             if len(queries) == 1:
                 scores = (matrix @ queries[0])[:, None]
             else:
                 scores = matrix @ queries.T
             scores[~alive] = -np.inf
-            k = min(limit, len(self.records))
             found: list[list[tuple[str, float]]] = []
             for row in scores.T:
                 top = best_rows(row, k)
@@ -207,6 +223,8 @@ class WorkingSet:
             row = self._allocate(record.id)
         if vector is not None:
             self._matrix[row] = vector
+            if self._int8 is not None:
+                self._int8.mark(row)
         if previous is None or (previous.entity, previous.content) != (
             record.entity,
             record.content,
@@ -250,31 +268,6 @@ class WorkingSet:
         self._alive[row] = True
         self._row_of[record_id] = row
         return row
-
-
-def best_rows(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
-    """Indices of the ``k`` highest scores, best first; equal scores by index.
-
-    Exact. A strided sample of about a thousand scores gives a threshold that about ``4k``
-    scores reach; when at least ``k`` do, the best are among them and only those are
-    sorted. That is a comparison pass instead of a partition of every score, which cost
-    as much as the matrix product itself for a batch of queries. Otherwise, a partition.
-    """
-    n = len(scores)
-    if k <= 0:
-        return np.zeros(0, dtype=np.intp)
-    if k >= n:
-        return np.argsort(-scores, kind="stable")
-    step = n // 1024
-    if step >= 8 and 8 * k < n:
-        sample = scores[::step]
-        reach = min(len(sample), 4 * k // step + 1)
-        threshold = np.partition(sample, len(sample) - reach)[len(sample) - reach]
-        candidates = np.flatnonzero(scores >= threshold)
-        if len(candidates) >= k:
-            return candidates[np.argsort(-scores[candidates], kind="stable")[:k]]
-    top = np.flatnonzero(scores >= np.partition(scores, n - k)[n - k])
-    return top[np.argsort(-scores[top], kind="stable")[:k]]
 
 
 def _discard(index: dict[str, set[str]], key: str, record_id: str) -> None:

@@ -1,0 +1,136 @@
+"""The int8 scan: a coarse pass over a quarter of the bytes that returns the exact top-k."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nmafc.storage.hot.int8_scan import BLOCK_ROWS, Int8Scan, quantise
+from nmafc.storage.hot.top_k import best_rows
+
+DIM = 384
+Matrix = npt.NDArray[np.float32]
+
+
+def _unit(rng: np.random.Generator, n: int, dim: int = DIM) -> Matrix:
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _float32_top(matrix: Matrix, alive: npt.NDArray[np.bool_], query: Matrix, k: int) -> list[int]:
+    scores = matrix @ query
+    scores[~alive] = -np.inf
+    top = best_rows(scores, k)
+    return [int(row) for row in top if alive[row]]
+
+
+def _scan(matrix: Matrix) -> Int8Scan:
+    scan = Int8Scan(matrix.shape[1])
+    scan.sync(matrix, len(matrix))
+    return scan
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), spread=st.floats(1e-3, 1e3))
+def test_the_rounding_bound_holds_for_any_pair(seed: int, spread: float) -> None:
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((64, 48)).astype(np.float32) * spread
+    query = rng.standard_normal((1, 48)).astype(np.float32)
+    codes, scale, error, norm = quantise(rows)
+    q_codes, q_scale, q_error, _ = quantise(query)
+
+    coarse = (codes.astype(np.int64) @ q_codes[0].astype(np.int64)) * scale * q_scale[0]
+    exact = rows @ query[0]
+    bound = np.linalg.norm(query[0]) * error + q_error[0] * norm
+
+    assert np.all(np.abs(coarse - exact) <= bound * (1 + 1e-5) + 1e-6)
+
+
+def test_a_zero_vector_quantises_to_zero_without_dividing_by_zero() -> None:
+    codes, scale, error, norm = quantise(np.zeros((1, 8), dtype=np.float32))
+
+    assert codes.tolist() == [[0] * 8]
+    assert error.tolist() == [0.0]
+    assert norm.tolist() == [0.0]
+    assert np.isfinite(scale).all()
+
+
+@pytest.mark.parametrize("queries", [1, 7])
+def test_results_equal_the_float32_scan_with_dead_and_rewritten_rows(queries: int) -> None:
+    rng = np.random.default_rng(queries)
+    n = BLOCK_ROWS + 3_000  # two packed blocks, the second partly filled
+    matrix = _unit(rng, n)
+    alive = np.ones(n, dtype=bool)
+    scan = _scan(matrix)
+    alive[rng.choice(n, 2_000, replace=False)] = False
+    for row in rng.choice(n, 300, replace=False):
+        matrix[row] = _unit(rng, 1)[0]
+        scan.mark(int(row))
+    scan.sync(matrix, n)
+    probes = _unit(rng, queries)
+
+    found = scan.search(matrix, alive, probes, 30)
+
+    for (rows, scores), query in zip(found, probes, strict=True):
+        assert rows.tolist() == _float32_top(matrix, alive, query, 30)
+        assert scores.tolist() == pytest.approx((matrix[rows] @ query).tolist(), abs=1e-6)
+
+
+def test_rows_appended_after_a_sync_are_scanned_once_synced_again() -> None:
+    rng = np.random.default_rng(5)
+    matrix = _unit(rng, 12_000)
+    scan = Int8Scan(DIM)
+    scan.sync(matrix, 10_000)
+    query = matrix[11_500] + 0.01 * _unit(rng, 1)[0]
+    scan.sync(matrix, 12_000)
+
+    ((rows, _),) = scan.search(matrix, np.ones(12_000, dtype=bool), query[None, :], 5)
+
+    assert int(rows[0]) == 11_500
+    assert rows.tolist() == _float32_top(matrix, np.ones(12_000, dtype=bool), query, 5)
+
+
+def test_ties_at_the_cut_fall_back_to_the_float32_scan_and_stay_exact() -> None:
+    rng = np.random.default_rng(9)
+    matrix = _unit(rng, 20_000)
+    matrix[1_000:1_600] = matrix[1_000]  # 600 identical rows tie far beyond 4k or 16k
+    alive = np.ones(len(matrix), dtype=bool)
+    scan = _scan(matrix)
+
+    ((rows, _),) = scan.search(matrix, alive, matrix[1_000][None, :], 10)
+
+    assert scan.fallbacks == 1
+    assert rows.tolist() == list(range(1_000, 1_010))  # equal scores go by row
+
+
+def test_clustered_vectors_are_certified_without_the_fallback() -> None:
+    rng = np.random.default_rng(11)
+    centres = _unit(rng, 50)
+    noisy = centres[rng.integers(0, 50, 30_000)] + 0.08 * rng.standard_normal((30_000, DIM))
+    matrix = (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+    alive = np.ones(len(matrix), dtype=bool)
+    scan = _scan(matrix)
+    probes = _unit(rng, 16) * 0.3 + centres[:16]
+    probes = (probes / np.linalg.norm(probes, axis=1, keepdims=True)).astype(np.float32)
+
+    found = scan.search(matrix, alive, probes, 30)
+
+    assert scan.fallbacks == 0
+    for (rows, _), query in zip(found, probes, strict=True):
+        assert rows.tolist() == _float32_top(matrix, alive, query, 30)
+
+
+def test_fewer_live_rows_than_asked_returns_them_all() -> None:
+    rng = np.random.default_rng(2)
+    matrix = _unit(rng, 9_000)
+    alive = np.zeros(len(matrix), dtype=bool)
+    alive[[5, 7, 4_000]] = True
+    scan = _scan(matrix)
+
+    ((rows, _),) = scan.search(matrix, alive, matrix[7][None, :], 10)
+
+    assert sorted(rows.tolist()) == [5, 7, 4_000]
+    assert int(rows[0]) == 7
