@@ -128,3 +128,21 @@ def test_limit_keeps_the_best_and_no_match_is_empty() -> None:
     assert [int(r) for r in best_two] == [int(r) for r in everything[:2]]
     assert len(everything) == 4  # two pottery documents, two of Caroline's
     assert len(index.top({"zebra": 1.0}, 5.0, limit=5)[0]) == 0
+
+
+def test_a_term_looked_up_before_a_change_is_scored_afresh_after_it() -> None:
+    index = _index(DOCUMENTS)
+    pottery = {_stem("pottery"): 1.0}
+    before, _ = index.top(pottery, 5.0, limit=10)
+
+    index.put(len(DOCUMENTS), "new_hobby", "Jon took up pottery", tie=99)
+    index.remove(int(before[0]))
+    after, _ = index.top(pottery, 5.0, limit=10)
+
+    assert len(DOCUMENTS) in after.tolist()
+    assert int(before[0]) not in after.tolist()
+    fresh = _index(DOCUMENTS)
+    fresh.put(len(DOCUMENTS), "new_hobby", "Jon took up pottery", tie=99)
+    fresh.remove(int(before[0]))
+    expected, _ = fresh.top(pottery, 5.0, limit=10)
+    assert after.tolist() == expected.tolist()

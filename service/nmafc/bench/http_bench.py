@@ -29,6 +29,7 @@ import httpx
 import numpy as np
 
 from nmafc.bench.engine_bench import PEOPLE, TOPICS, _draft
+from nmafc.bench.wire import KeepAliveConnection, WireError
 from nmafc.client import Client
 from nmafc.core.scope import Scope
 from nmafc.engine.engine import MemoryEngine
@@ -37,6 +38,7 @@ from nmafc.settings import Settings
 
 AGENT = "bench"
 BATCH = 5000
+REQUEST_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,53 +137,59 @@ async def _measure(
     url: str, api_key: str | None, n_scopes: int, options: HttpBenchOptions
 ) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    limits = httpx.Limits(
-        max_connections=options.clients, max_keepalive_connections=options.clients
-    )
     rng = random.Random(11)
-    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=60) as http:
-        # Raw posts rather than nmafc.client: on a 2-core machine shared with the server, the
-        # client should spend as little CPU per request as possible (no response parsing).
-        async def recall(index: int) -> tuple[float, bool]:
-            body = {
-                "query": f"What did {rng.choice(PEOPLE)} say about {rng.choice(TOPICS)}?",
-                "budget_tokens": options.budget_tokens,
-                "reinforce": options.reinforce,
-            }
-            scope = _scope(index)
-            scoped = {"X-Agent-ID": scope.agent_id, "X-Conversation-ID": scope.conversation_id}
-            started = time.perf_counter()
-            try:
-                response = await http.post("/v1/memories/search", json=body, headers=scoped)
-                ok = response.status_code == 200
-            except httpx.HTTPError:
-                ok = False
-            return (time.perf_counter() - started) * 1000, ok
+    # Plain keep-alive connections rather than httpx: on a 2-core machine shared with the
+    # server, the client should spend as little CPU per request as possible (see wire).
+    idle = [KeepAliveConnection(url, headers) for _ in range(options.clients)]
 
+    async def recall(index: int, connection: KeepAliveConnection) -> tuple[float, bool]:
+        body = {
+            "query": f"What did {rng.choice(PEOPLE)} say about {rng.choice(TOPICS)}?",
+            "budget_tokens": options.budget_tokens,
+            "reinforce": options.reinforce,
+        }
+        scope = _scope(index)
+        scoped = {"X-Agent-ID": scope.agent_id, "X-Conversation-ID": scope.conversation_id}
+        started = time.perf_counter()
+        try:
+            sent = connection.post_json("/v1/memories/search", body, scoped)
+            status, _ = await asyncio.wait_for(sent, REQUEST_TIMEOUT_S)
+            ok = status == 200
+        except WireError:
+            ok = False
+        except TimeoutError:  # a late response would answer the next request: reconnect
+            await connection.close()
+            ok = False
+        return (time.perf_counter() - started) * 1000, ok
+
+    try:
         warm_started = time.perf_counter()
-        gate = asyncio.Semaphore(options.clients)
 
-        async def warm(index: int) -> tuple[float, bool]:
-            async with gate:
-                return await recall(index)
+        async def warm(indexes: range) -> list[tuple[float, bool]]:
+            connection = idle[indexes.start]
+            return [await recall(i, connection) for i in indexes]
 
-        warmed = await asyncio.gather(*(warm(i) for i in range(n_scopes)))
+        # Every scope once, spread over the clients' connections.
+        lanes = [range(c, n_scopes, options.clients) for c in range(min(options.clients, n_scopes))]
+        warmed = [r for lane in await asyncio.gather(*(warm(ix) for ix in lanes)) for r in lane]
         warm_s = time.perf_counter() - warm_started
 
         latencies: list[float] = []
         errors = 0
         stop = time.monotonic() + options.duration_s
 
-        async def client() -> None:
+        async def client(connection: KeepAliveConnection) -> None:
             nonlocal errors
             while time.monotonic() < stop:
-                ms, ok = await recall(rng.randrange(n_scopes))
+                ms, ok = await recall(rng.randrange(n_scopes), connection)
                 latencies.append(ms)
                 errors += 0 if ok else 1
 
         started = time.perf_counter()
-        await asyncio.gather(*(client() for _ in range(options.clients)))
+        await asyncio.gather(*(client(connection) for connection in idle))
         elapsed = time.perf_counter() - started
+    finally:
+        await asyncio.gather(*(connection.close() for connection in idle))
     return {
         "records": options.records,
         "scopes": n_scopes,

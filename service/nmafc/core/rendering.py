@@ -134,7 +134,11 @@ def render(
     query_terms: Sequence[str] = (),
     hydration: Hydration = Hydration(),  # noqa: B008 - frozen value object
 ) -> Rendered:
-    """Pack ``candidates`` (best first) into at most ``budget_tokens`` tokens."""
+    """Pack ``candidates`` (best first) into at most ``budget_tokens`` tokens.
+
+    ``count`` must add up over lines joined by a newline, as WordPiece and whitespace
+    counts do: the total is the sum of the lines' counts.
+    """
     wrapper = count(f"{OPEN_FACTS}\n{CLOSE_FACTS}\n{OPEN_SOURCES}\n{CLOSE_SOURCES}")
     available = max(0, budget_tokens - wrapper)
     source_cap = int(available * hydration.source_share)
@@ -248,10 +252,12 @@ def render(
         parts += [OPEN_FACTS, *_grouped(facts), CLOSE_FACTS]
     if sources:
         parts += [OPEN_SOURCES, *sources.values(), CLOSE_SOURCES]
+    # Lines are joined by whitespace, which the WordPiece pre-tokeniser splits on, so the
+    # text's tokens are the sum of its lines' (each counted, and cached, already).
     text = "\n".join(parts)
     return Rendered(
         text=text,
-        tokens=count(text) if text else 0,
+        tokens=sum(count(part) for part in parts),
         fact_ids=[record.id for record, _ in facts],
         turn_ids=list(sources),
         covered_turn_ids=list(covered),

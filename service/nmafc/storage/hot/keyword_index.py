@@ -29,6 +29,9 @@ class KeywordIndex:
 
     def __init__(self) -> None:
         self._postings: dict[str, dict[int, float]] = {}
+        # Each term's postings as arrays, built at its first lookup and dropped when it
+        # changes: turning a common term's dict into arrays cost more than scoring it.
+        self._arrays: dict[str, tuple[Rows, Scores]] = {}
         self._terms_of: dict[int, tuple[str, ...]] = {}
         self._length = np.zeros(64, dtype=np.float64)
         self._tie = np.zeros(64, dtype=np.int64)
@@ -50,6 +53,7 @@ class KeywordIndex:
             weights[term] = weights.get(term, 0.0) + CONTENT_WEIGHT
         for term, weight in weights.items():
             self._postings.setdefault(term, {})[row] = weight
+            self._arrays.pop(term, None)
         self._terms_of[row] = tuple(weights)
         self.postings += len(weights)
         if row >= len(self._length):
@@ -69,6 +73,7 @@ class KeywordIndex:
         for term in terms:
             posting = self._postings[term]
             del posting[row]
+            self._arrays.pop(term, None)
             if not posting:
                 del self._postings[term]
         self.total_length -= int(self._length[row])
@@ -88,11 +93,10 @@ class KeywordIndex:
         total = np.zeros(len(self._length), dtype=np.float64)
         matched = np.zeros(len(self._length), dtype=bool)
         for term, weight in idf.items():
-            posting = self._postings.get(term)
-            if not posting:
+            arrays = self._posting_arrays(term)
+            if arrays is None:
                 continue
-            rows = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
-            freq = np.fromiter(posting.values(), dtype=np.float64, count=len(posting))
+            rows, freq = arrays
             norm = K1 * (1 - B + B * self._length[rows] / (average_length or 1.0))
             total[rows] += weight * freq * (K1 + 1) / (freq + norm)
             matched[rows] = True
@@ -105,6 +109,18 @@ class KeywordIndex:
             hit, scores = hit[keep], scores[keep]
         order = np.lexsort((self._tie[hit], -scores))[:limit]
         return hit[order], scores[order]
+
+    def _posting_arrays(self, term: str) -> tuple[Rows, Scores] | None:
+        """``term``'s rows and weights. Readers may race to build them: both agree."""
+        arrays = self._arrays.get(term)
+        if arrays is None:
+            posting = self._postings.get(term)
+            if not posting:
+                return None
+            rows = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
+            freq = np.fromiter(posting.values(), dtype=np.float64, count=len(posting))
+            arrays = self._arrays[term] = (rows, freq)
+        return arrays
 
 
 def _grown(array: npt.NDArray[Any], size: int) -> npt.NDArray[Any]:
