@@ -128,6 +128,25 @@ def test_turn_search_hides_retracted_turns(store: ColdStore) -> None:
         ]
 
 
+def test_turn_search_with_a_known_row_id_finds_the_same_and_never_another_scope(
+    store: ColdStore,
+) -> None:
+    with store.write() as s:
+        rows = {scope: s.scopes.lock(scope) for scope in (A, B)}
+        for scope, row in rows.items():
+            s.turns.insert(row, [NewTurn(1, "user", "Jon", f"Oscar met {scope.agent_id}", T0)])
+    with store.read() as s:
+        looked_up = s.search.turns(A, "Oscar")
+        given = s.search.turns(A, "Oscar", scope_pk=rows[A].pk)
+        # A wrong row id (say, of a scope purged and re-created since) may miss rows
+        # (SQLite's FTS uses it; PostgreSQL filters by columns only) but never leaks.
+        wrong = s.search.turns(A, "Oscar", scope_pk=rows[B].pk)
+
+    assert [t.content for t, _ in given] == [t.content for t, _ in looked_up]
+    assert [t.content for t, _ in given] == ["Oscar met agent-a"]
+    assert [t.content for t, _ in wrong] in ([], ["Oscar met agent-a"])
+
+
 def test_events_append_in_sequence_and_replay_by_turn(store: ColdStore) -> None:
     r1, r2 = (
         record(agent_id="agent-a", conversation_id="c1"),

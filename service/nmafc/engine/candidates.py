@@ -186,13 +186,21 @@ def ram_keyword_hits(sets: Sequence[WorkingSet], query: str, limit: int, pool: P
 
 
 def turn_hits(
-    cold: ColdStore, scope: AnyScope, query: str, limit: int, corpus_size: int, pool: Pool
+    cold: ColdStore,
+    scope: AnyScope,
+    query: str,
+    limit: int,
+    corpus_size: int,
+    pool: Pool,
+    scope_pk: int | None = None,
 ) -> list[int]:
     """Cold ROM keyword search over raw turns."""
     if limit == 0:
         return []
     with cold.read() as session:
-        hits = session.search.turns(scope, query, limit=limit, corpus_size=corpus_size)
+        hits = session.search.turns(
+            scope, query, limit=limit, corpus_size=corpus_size, scope_pk=scope_pk
+        )
         # A question that matches is often answered by the next turn ("Who played?" →
         # "It was Matt"), which shares none of the words: bring the reply along.
         asked = [turn for turn, _ in hits[:_REPLY_DEPTH] if turn.content.rstrip().endswith("?")]

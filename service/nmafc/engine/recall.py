@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Literal
 
 from nmafc.core.decay import weight_at
+from nmafc.core.query_dates import periods
 from nmafc.core.ranking import mmr, rrf
 from nmafc.core.records import MemoryRecord
 from nmafc.core.rendering import Candidate, Hydration, Rendered, render
@@ -137,9 +138,13 @@ class Recall:
         turned = self.pool.submit(
             lists.turn_hits, cold, scope, query, config.turn_top_k,
             int(sum(row.turn for row in rows)), found,
+            rows[0].pk if isinstance(scope, Scope) else None,
         )  # fmt: skip
-        dated = self.pool.submit(
-            lists.dated_turn_hits, cold, scope, query, config.turn_top_k, found
+        # Most questions name no date: those need no thread for the dated-turn search.
+        dated = (
+            self.pool.submit(lists.dated_turn_hits, cold, scope, query, config.turn_top_k, found)
+            if config.turn_top_k and periods(query)
+            else None
         )
         query_vector = self.ctx.batching.embed(query)
         if history:
@@ -166,7 +171,7 @@ class Recall:
             "vector": [f"f:{rid}" for rid in vector],
             "keyword": [f"f:{rid}" for rid in keyword_ids],
             "turns": [f"t:{tid}" for tid in turned.result()],
-            "dates": [f"t:{tid}" for tid in dated.result()],
+            "dates": [f"t:{tid}" for tid in (dated.result() if dated is not None else ())],
             "graph": [f"f:{rid}" for rid in graph],
         }
         missing = [rid for rid in found.records if rid not in found.cosine]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, Table, and_, true
+from sqlalchemy import ColumnElement, Table, and_, bindparam, true
 
 from nmafc.core.scope import AgentScope, AllAgents, AnyScope, KeyOwner, Scope
 
@@ -16,6 +16,22 @@ def where_scope(table: Table, scope: AnyScope) -> ColumnElement[bool]:
     if isinstance(scope, AgentScope):
         return table.c.agent_id == scope.agent_id
     raise TypeError(f"not a scope: {scope!r}")
+
+
+def where_conversation_bound(table: Table) -> ColumnElement[bool]:
+    """:func:`where_scope` of a conversation with bound values: a statement built once.
+
+    Execute it with :func:`scope_params` of the conversation.
+    """
+    return and_(
+        table.c.agent_id == bindparam("scope_agent_id"),
+        table.c.conversation_id == bindparam("scope_conversation_id"),
+    )
+
+
+def scope_params(scope: Scope) -> dict[str, str]:
+    """The values of :func:`where_conversation_bound` for ``scope``."""
+    return {"scope_agent_id": scope.agent_id, "scope_conversation_id": scope.conversation_id}
 
 
 def where_owner(table: Table, owner: KeyOwner) -> ColumnElement[bool]:

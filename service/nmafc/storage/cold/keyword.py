@@ -107,15 +107,25 @@ class KeywordSearch:
         return [(record_from_row(r), float(r.relevance)) for r in self._conn.execute(statement)]
 
     def turns(
-        self, scope: AnyScope, query: str, *, limit: int = 50, corpus_size: int | None = None
+        self,
+        scope: AnyScope,
+        query: str,
+        *,
+        limit: int = 50,
+        corpus_size: int | None = None,
+        scope_pk: int | None = None,
     ) -> list[tuple[Turn, float]]:
-        """Best-matching stored turns (retracted ones excluded)."""
+        """Best-matching stored turns (retracted ones excluded).
+
+        ``scope_pk``, the conversation's row id when the caller has it, saves looking it up.
+        """
         terms = keyword_terms(query)
         if not terms:
             return []
         statement = self._ranked(
-            turns, tuple(turns.c), scope, terms, ("speaker", "content"), limit, corpus_size
-        ).where(turns.c.retracted.is_(False))
+            turns, tuple(turns.c), scope, terms, ("speaker", "content"), limit, corpus_size,
+            scope_pk,
+        ).where(turns.c.retracted.is_(False))  # fmt: skip
         return [(turn_from_row(r), float(r.relevance)) for r in self._conn.execute(statement)]
 
     def _ranked(
@@ -127,6 +137,7 @@ class KeywordSearch:
         text_columns: tuple[str, str],
         limit: int,
         corpus_size: int | None = None,
+        scope_pk: int | None = None,
     ) -> Select[Any]:
         cap = common_cap(corpus_size, len(terms))
         if self._conn.dialect.name == "postgresql":
@@ -145,7 +156,7 @@ class KeywordSearch:
         # Rank inside the FTS index first (bm25 over its own rows is cheap), then join the
         # few best rowids to the table; ranking inside a join costs twice as much here.
         fts = table(f"{target.name}_fts", column("rowid"))
-        tenant = self._tenant(scope)
+        tenant = self._tenant(scope, scope_pk)
         if cap is not None:
             count = partial(self._fts_count, fts.name, tenant, text_columns)
             terms = discriminating(terms, cap, count)
@@ -166,10 +177,18 @@ class KeywordSearch:
             .limit(limit)
         )
 
-    def _tenant(self, scope: AnyScope) -> str:
-        """The FTS tenant clause: the scope's token (``s<pk>``) or the agent column."""
+    def _tenant(self, scope: AnyScope, scope_pk: int | None = None) -> str:
+        """The FTS tenant clause: the scope's token (``s<pk>``) or the agent column.
+
+        A stale ``scope_pk`` (the scope purged and re-created meanwhile) can only miss rows:
+        the outer query filters by the scope's own columns as well.
+        """
         if isinstance(scope, Scope):
-            pk = self._conn.execute(select(scopes.c.id).where(where_scope(scopes, scope))).scalar()
+            pk = scope_pk
+            if pk is None:
+                pk = self._conn.execute(
+                    select(scopes.c.id).where(where_scope(scopes, scope))
+                ).scalar()
             return f"scope : s{pk if pk is not None else 0}"
         return 'agent : "' + scope.agent_id.replace('"', '""') + '"'
 

@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection
 
 from nmafc.core.records import utcnow
 from nmafc.core.scope import AgentScope, AnyScope, Scope
-from nmafc.storage.cold.filters import where_scope
+from nmafc.storage.cold.filters import scope_params, where_conversation_bound, where_scope
 from nmafc.storage.cold.schema import scopes
 
 
@@ -39,13 +39,17 @@ def _row(r: object) -> ScopeRow:
     )
 
 
+# Read on every recall: built once, so a call only binds the two values.
+_BY_SCOPE = select(scopes).where(where_conversation_bound(scopes))
+
+
 class ScopesRepo:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     def get(self, scope: Scope) -> ScopeRow | None:
         """The scope's row, or None if it has never been written."""
-        row = self._conn.execute(select(scopes).where(where_scope(scopes, scope))).first()
+        row = self._conn.execute(_BY_SCOPE, scope_params(scope)).first()
         return None if row is None else _row(row)
 
     def lock(self, scope: Scope) -> ScopeRow:

@@ -2,9 +2,11 @@
 
 Memory is bounded by design (decay prunes the working set), so a scope's live records fit
 in RAM, and a matrix product over them is both exact and faster than an approximate index
-on disk (≈ 2 ms for 33k vectors against ≈ 66 ms for LanceDB's scoped flat scan here). The
-cache is derived data: it is loaded from the Hot table and kept in step from the log, and
-it is keyed by the scope's incarnation so a purge-and-recreate never serves stale rows.
+on disk (≈ 2 ms for 33k vectors against ≈ 66 ms for LanceDB's scoped flat scan here).
+Sets of ``int8_scan_min_rows`` records or more are scanned through an int8 copy first,
+with the same exact result (see :mod:`int8_scan`). The cache is derived data: it is loaded
+from the Hot table and kept in step from the log, and it is keyed by the scope's
+incarnation so a purge-and-recreate never serves stale rows.
 """
 
 from __future__ import annotations
