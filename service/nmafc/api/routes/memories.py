@@ -37,6 +37,7 @@ from nmafc.api.schemas import (
     Text,
     TierName,
 )
+from nmafc.api.schemas.responses import search_result_json
 from nmafc.core.scope import AnyScope
 from nmafc.engine.recall import RecallOptions, RecallResult
 
@@ -105,10 +106,10 @@ def _recall_json(
 
     A result carries dozens of hits with their records; building and serialising those
     models on the event loop made the loop the bottleneck of concurrent searches. The
-    body is a ``SearchResult`` (the route's declared model), dumped once, not re-validated.
+    body is a ``SearchResult`` (the route's declared model), serialised without building it.
     """
     result = recall(reach, query, options)
-    return len(result.hits), SearchResult.of(result).model_dump_json().encode()
+    return len(result.hits), search_result_json(result)
 
 
 @router.get("", response_model=MemoryPage)

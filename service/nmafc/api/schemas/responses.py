@@ -10,6 +10,7 @@ from pydantic import (
     BaseModel,
     Field,
 )
+from pydantic_core import to_json
 
 from nmafc.api.schemas.base import (
     EventKindName,
@@ -57,29 +58,7 @@ class Memory(Model):
 
     @classmethod
     def of(cls, r: MemoryRecord) -> Memory:
-        return cls(
-            id=r.id,
-            agent_id=r.agent_id,
-            conversation_id=r.conversation_id,
-            entity=r.entity,
-            content=r.content,
-            tier=r.tier.value,
-            version=r.version,
-            valid=r.is_valid,
-            weight0=r.weight0,
-            anchor_turn=r.anchor_turn,
-            k=r.k,
-            importance=r.importance,
-            related_entities=list(r.related_entities),
-            source_turn_ids=list(r.source_turn_ids),
-            valid_at=r.valid_at,
-            valid_at_time=r.valid_at_time,
-            invalid_at=_finite(r.invalid_at),
-            invalid_at_time=r.invalid_at_time,
-            invalid_reason=r.invalid_reason,
-            expires_turn=_finite(r.expires_turn),
-            created_at=r.created_at,
-        )
+        return cls(**_memory_fields(r))
 
 
 class TurnOut(Model):
@@ -93,15 +72,7 @@ class TurnOut(Model):
 
     @classmethod
     def of(cls, t: Turn) -> TurnOut:
-        return cls(
-            id=t.id,
-            conversation_id=t.conversation_id,
-            turn=t.turn,
-            role=t.role,
-            speaker=t.speaker,
-            content=t.content,
-            occurred_at=t.occurred_at,
-        )
+        return cls(**_turn_fields(t))
 
 
 class AddResult(Model):
@@ -140,23 +111,7 @@ class HitOut(Model):
 
     @classmethod
     def of(cls, h: Hit) -> HitOut:
-        b = h.breakdown
-        return cls(
-            kind=h.kind,
-            id=h.id,
-            content=h.content,
-            score=_finite(h.score) or 0.0,
-            breakdown=ScoreBreakdownOut(
-                fused=_finite(b.fused) or 0.0,
-                vector=_finite(b.vector),
-                keyword=_finite(b.keyword),
-                graph_hops=b.graph_hops,
-                weight=_finite(b.weight),
-                ranks=dict(b.ranks),
-            ),
-            memory=Memory.of(h.record) if h.record is not None else None,
-            turn=TurnOut.of(h.turn) if h.turn is not None else None,
-        )
+        return cls.model_validate(_hit_fields(h))
 
 
 class SearchResult(Model):
@@ -171,16 +126,89 @@ class SearchResult(Model):
 
     @classmethod
     def of(cls, r: RecallResult) -> SearchResult:
-        return cls(
-            query=r.query,
-            context=r.context,
-            tokens=r.tokens,
-            hits=[HitOut.of(h) for h in r.hits],
-            fact_ids=list(r.fact_ids),
-            turn_ids=list(r.turn_ids),
-            reinforced=r.reinforced,
-            preset=r.preset,
-        )
+        return cls.model_validate(_search_fields(r))
+
+
+def search_result_json(r: RecallResult) -> bytes:
+    """``SearchResult.of(r).model_dump_json()``, byte for byte, without building the models.
+
+    A search answers with dozens of hits, each with its record; building and validating
+    their models held the GIL for ≈ 0.5 ms per search, a tenth of a search's Python time.
+    The values come from the engine already typed, so pydantic-core serialises the plain
+    fields in the models' field order (a test compares both outputs).
+    """
+    return to_json(_search_fields(r))
+
+
+def _memory_fields(r: MemoryRecord) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "agent_id": r.agent_id,
+        "conversation_id": r.conversation_id,
+        "entity": r.entity,
+        "content": r.content,
+        "tier": r.tier.value,
+        "version": r.version,
+        "valid": r.is_valid,
+        "weight0": r.weight0,
+        "anchor_turn": r.anchor_turn,
+        "k": r.k,
+        "importance": r.importance,
+        "related_entities": list(r.related_entities),
+        "source_turn_ids": list(r.source_turn_ids),
+        "valid_at": r.valid_at,
+        "valid_at_time": r.valid_at_time,
+        "invalid_at": _finite(r.invalid_at),
+        "invalid_at_time": r.invalid_at_time,
+        "invalid_reason": r.invalid_reason,
+        "expires_turn": _finite(r.expires_turn),
+        "created_at": r.created_at,
+    }
+
+
+def _turn_fields(t: Turn) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "conversation_id": t.conversation_id,
+        "turn": t.turn,
+        "role": t.role,
+        "speaker": t.speaker,
+        "content": t.content,
+        "occurred_at": t.occurred_at,
+    }
+
+
+def _hit_fields(h: Hit) -> dict[str, Any]:
+    b = h.breakdown
+    return {
+        "kind": h.kind,
+        "id": h.id,
+        "content": h.content,
+        "score": _finite(h.score) or 0.0,
+        "breakdown": {
+            "fused": _finite(b.fused) or 0.0,
+            "vector": _finite(b.vector),
+            "keyword": _finite(b.keyword),
+            "graph_hops": b.graph_hops,
+            "weight": _finite(b.weight),
+            "ranks": dict(b.ranks),
+        },
+        "memory": _memory_fields(h.record) if h.record is not None else None,
+        "turn": _turn_fields(h.turn) if h.turn is not None else None,
+    }
+
+
+def _search_fields(r: RecallResult) -> dict[str, Any]:
+    return {
+        "query": r.query,
+        "context": r.context,
+        "tokens": r.tokens,
+        "hits": [_hit_fields(h) for h in r.hits],
+        "fact_ids": list(r.fact_ids),
+        "turn_ids": list(r.turn_ids),
+        "reinforced": r.reinforced,
+        "preset": r.preset,
+    }
 
 
 class MemoryPage(Model):
