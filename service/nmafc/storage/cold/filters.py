@@ -18,20 +18,25 @@ def where_scope(table: Table, scope: AnyScope) -> ColumnElement[bool]:
     raise TypeError(f"not a scope: {scope!r}")
 
 
-def where_conversation_bound(table: Table) -> ColumnElement[bool]:
-    """:func:`where_scope` of a conversation with bound values: a statement built once.
+def where_scope_bound(table: Table, *, agent_wide: bool = False) -> ColumnElement[bool]:
+    """:func:`where_scope` with bound values: for statements built once per kind of scope.
 
-    Execute it with :func:`scope_params` of the conversation.
+    Execute with :func:`scope_params` of a conversation, or with ``agent_wide`` of an
+    agent's reach.
     """
-    return and_(
-        table.c.agent_id == bindparam("scope_agent_id"),
-        table.c.conversation_id == bindparam("scope_conversation_id"),
-    )
+    agent = table.c.agent_id == bindparam("scope_agent_id")
+    if agent_wide:
+        return agent
+    return and_(agent, table.c.conversation_id == bindparam("scope_conversation_id"))
 
 
-def scope_params(scope: Scope) -> dict[str, str]:
-    """The values of :func:`where_conversation_bound` for ``scope``."""
-    return {"scope_agent_id": scope.agent_id, "scope_conversation_id": scope.conversation_id}
+def scope_params(scope: AnyScope) -> dict[str, str]:
+    """The values of :func:`where_scope_bound` for ``scope``."""
+    if isinstance(scope, Scope):
+        return {"scope_agent_id": scope.agent_id, "scope_conversation_id": scope.conversation_id}
+    if isinstance(scope, AgentScope):
+        return {"scope_agent_id": scope.agent_id}
+    raise TypeError(f"not a scope: {scope!r}")
 
 
 def where_owner(table: Table, owner: KeyOwner) -> ColumnElement[bool]:

@@ -15,9 +15,11 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     Select,
     Table,
     and_,
+    bindparam,
     column,
     func,
     literal,
@@ -37,7 +39,7 @@ from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.text import keyword_terms
 from nmafc.core.turns import Turn
 from nmafc.storage.cold.facts_repo import RECORD_COLUMNS, record_from_row
-from nmafc.storage.cold.filters import where_scope
+from nmafc.storage.cold.filters import scope_params, where_scope, where_scope_bound
 from nmafc.storage.cold.schema import facts, scopes, turns
 from nmafc.storage.cold.turns_repo import turn_from_row
 
@@ -101,10 +103,11 @@ class KeywordSearch:
         terms = keyword_terms(query)
         if not terms:
             return []
-        statement = self._ranked(
+        statement, params = self._ranked(
             facts, RECORD_COLUMNS, scope, terms, ("entity", "content"), limit, corpus_size
-        ).where(where.condition())
-        return [(record_from_row(r), float(r.relevance)) for r in self._conn.execute(statement)]
+        )
+        rows = self._conn.execute(statement.where(where.condition()), params)
+        return [(record_from_row(r), float(r.relevance)) for r in rows]
 
     def turns(
         self,
@@ -122,11 +125,12 @@ class KeywordSearch:
         terms = keyword_terms(query)
         if not terms:
             return []
-        statement = self._ranked(
-            turns, tuple(turns.c), scope, terms, ("speaker", "content"), limit, corpus_size,
+        statement, params = self._ranked(
+            turns, _TURN_COLUMNS, scope, terms, ("speaker", "content"), limit, corpus_size,
             scope_pk,
-        ).where(turns.c.retracted.is_(False))  # fmt: skip
-        return [(turn_from_row(r), float(r.relevance)) for r in self._conn.execute(statement)]
+        )  # fmt: skip
+        rows = self._conn.execute(statement.where(turns.c.retracted.is_(False)), params)
+        return [(turn_from_row(r), float(r.relevance)) for r in rows]
 
     def _ranked(
         self,
@@ -138,7 +142,8 @@ class KeywordSearch:
         limit: int,
         corpus_size: int | None = None,
         scope_pk: int | None = None,
-    ) -> Select[Any]:
+    ) -> tuple[Select[Any], dict[str, Any]]:
+        """The ranking statement and its parameters."""
         cap = common_cap(corpus_size, len(terms))
         if self._conn.dialect.name == "postgresql":
             search: ColumnElement[Any] = literal_column(f"{target.name}.search")
@@ -146,36 +151,27 @@ class KeywordSearch:
                 terms = discriminating(terms, cap, partial(self._pg_count, target, search, scope))
             query = select(_tsquery(" | ".join(terms)).label("query")).subquery("q")
             relevance = func.ts_rank_cd(search, query.c.query).label("relevance")
-            return (
+            statement = (
                 select(*columns, relevance)
                 .select_from(target.join(query, true()))
                 .where(where_scope(target, scope), search.op("@@")(query.c.query))
                 .order_by(relevance.desc(), target.c.id)
                 .limit(limit)
             )
-        # Rank inside the FTS index first (bm25 over its own rows is cheap), then join the
-        # few best rowids to the table; ranking inside a join costs twice as much here.
+            return statement, {}
         fts = table(f"{target.name}_fts", column("rowid"))
         tenant = self._tenant(scope, scope_pk)
         if cap is not None:
             count = partial(self._fts_count, fts.name, tenant, text_columns)
             terms = discriminating(terms, cap, count)
-        score: ColumnElement[Any] = literal_column(f"-bm25({fts.name}, 0, 0, 0.5, 1.0)")
-        match = literal_column(fts.name).op("MATCH")(_fts_query(tenant, terms, text_columns))
-        ranked = (
-            select(fts.c.rowid.label("hit_id"), score.label("relevance"))
-            .where(match)
-            .order_by(score.desc())
-            .limit(limit * _OVERFETCH)
-            .subquery("ranked")
-        )
-        return (
-            select(*columns, ranked.c.relevance)
-            .select_from(target.join(ranked, ranked.c.hit_id == target.c.id))
-            .where(where_scope(target, scope))
-            .order_by(ranked.c.relevance.desc(), target.c.id)
-            .limit(limit)
-        )
+        ranked = _fts_ranked(target, columns, agent_wide=not isinstance(scope, Scope))
+        params: dict[str, Any] = {
+            **scope_params(scope),
+            "fts_query": _fts_query(tenant, terms, text_columns),
+            "fts_limit": limit * _OVERFETCH,
+            "limit": limit,
+        }
+        return ranked, params
 
     def _tenant(self, scope: AnyScope, scope_pk: int | None = None) -> str:
         """The FTS tenant clause: the scope's token (``s<pk>``) or the agent column.
@@ -212,6 +208,43 @@ class KeywordSearch:
             .subquery()
         )
         return int(self._conn.execute(select(func.count()).select_from(matching)).scalar_one())
+
+
+_TURN_COLUMNS = tuple(turns.c)
+# Built once per table and kind of scope: constructing these took longer than running them.
+_FTS_RANKED: dict[tuple[str, bool], Select[Any]] = {}
+
+
+def _fts_ranked(target: Table, columns: Sequence[Any], *, agent_wide: bool) -> Select[Any]:
+    """SQLite: rank inside the FTS index, then join the best rowids to ``target``.
+
+    Bm25 over the FTS table's own rows is cheap; ranking inside the join cost twice as
+    much. Parameters: ``fts_query``, ``fts_limit``, ``limit`` and :func:`scope_params`.
+    ``columns`` must be the same for every call with one ``target``.
+    """
+    key = (target.name, agent_wide)
+    cached = _FTS_RANKED.get(key)
+    if cached is not None:
+        return cached
+    fts = table(f"{target.name}_fts", column("rowid"))
+    score: ColumnElement[Any] = literal_column(f"-bm25({fts.name}, 0, 0, 0.5, 1.0)")
+    match = literal_column(fts.name).op("MATCH")(bindparam("fts_query"))
+    ranked = (
+        select(fts.c.rowid.label("hit_id"), score.label("relevance"))
+        .where(match)
+        .order_by(score.desc())
+        .limit(bindparam("fts_limit", type_=Integer))
+        .subquery("ranked")
+    )
+    built: Select[Any] = (
+        select(*columns, ranked.c.relevance)
+        .select_from(target.join(ranked, ranked.c.hit_id == target.c.id))
+        .where(where_scope_bound(target, agent_wide=agent_wide))
+        .order_by(ranked.c.relevance.desc(), target.c.id)
+        .limit(bindparam("limit", type_=Integer))
+    )
+    _FTS_RANKED[key] = built
+    return built
 
 
 def _tsquery(terms: str) -> ColumnElement[Any]:

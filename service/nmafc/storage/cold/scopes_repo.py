@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection
 
 from nmafc.core.records import utcnow
 from nmafc.core.scope import AgentScope, AnyScope, Scope
-from nmafc.storage.cold.filters import scope_params, where_conversation_bound, where_scope
+from nmafc.storage.cold.filters import scope_params, where_scope, where_scope_bound
 from nmafc.storage.cold.schema import scopes
 
 
@@ -40,7 +40,7 @@ def _row(r: object) -> ScopeRow:
 
 
 # Read on every recall: built once, so a call only binds the two values.
-_BY_SCOPE = select(scopes).where(where_conversation_bound(scopes))
+_BY_SCOPE = select(scopes).where(where_scope_bound(scopes))
 
 
 class ScopesRepo:
