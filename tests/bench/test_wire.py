@@ -89,6 +89,35 @@ def test_a_chunked_reply_is_an_error_and_the_next_request_reconnects() -> None:
     _run(test)
 
 
+def test_a_kept_alive_connection_the_server_closed_is_reopened_once() -> None:
+    async def test() -> None:
+        connections = 0
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            head = (await reader.readuntil(b"\r\n\r\n")).decode()
+            length = int(head.lower().split("content-length:")[1].split("\r\n")[0])
+            await reader.readexactly(length)
+            writer.write(_ok({}))
+            await writer.drain()
+            writer.close()  # the server's idle timeout, right after answering
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        connection = KeepAliveConnection(f"http://127.0.0.1:{port}", {})
+        try:
+            for _ in range(3):
+                status, _ = await connection.post_json("/", {})
+                assert status == 200
+        finally:
+            await connection.close()
+            server.close()
+        assert connections == 3
+
+    _run(test)
+
+
 def test_a_refused_connection_is_a_wire_error() -> None:
     async def test() -> None:
         server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)

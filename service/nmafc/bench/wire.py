@@ -44,15 +44,29 @@ class KeepAliveConnection:
             f"POST {path} HTTP/1.1\r\n{self._fixed}{extra}"
             f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
         )
+        request = head.encode() + payload
+        reused = self._writer is not None
         try:
-            if self._writer is None:
-                self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
-            assert self._reader is not None
-            self._writer.write(head.encode() + payload)
-            return await self._response(self._reader)
+            try:
+                return await self._exchange(request)
+            except (ConnectionError, asyncio.IncompleteReadError) as error:
+                # A kept-alive connection the server closed while idle fails before any
+                # byte of a response: send once more on a new one, as HTTP clients do.
+                partial = getattr(error, "partial", b"")
+                if not reused or partial:
+                    raise
+                await self.close()
+                return await self._exchange(request)
         except (OSError, asyncio.IncompleteReadError, WireError) as error:
             await self.close()
             raise WireError(str(error) or type(error).__name__) from error
+
+    async def _exchange(self, request: bytes) -> tuple[int, bytes]:
+        if self._writer is None:
+            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        assert self._reader is not None
+        self._writer.write(request)
+        return await self._response(self._reader)
 
     async def _response(self, reader: asyncio.StreamReader) -> tuple[int, bytes]:
         lines = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")

@@ -134,3 +134,13 @@ def test_fewer_live_rows_than_asked_returns_them_all() -> None:
 
     assert sorted(rows.tolist()) == [5, 7, 4_000]
     assert int(rows[0]) == 7
+
+
+def test_asking_for_no_rows_returns_empty_lists() -> None:
+    rng = np.random.default_rng(4)
+    matrix = _unit(rng, 9_000)
+    scan = _scan(matrix)
+
+    found = scan.search(matrix, np.ones(len(matrix), dtype=bool), matrix[:2], 0)
+
+    assert [rows.tolist() for rows, _ in found] == [[], []]
