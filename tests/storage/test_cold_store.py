@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
+from sqlalchemy import event
 
 from nmafc.core.events import Event, EventKind
 from nmafc.core.scope import AgentScope, Scope
@@ -177,3 +180,38 @@ def test_event_ids_are_never_reused_after_a_purge(store: ColdStore) -> None:
         s.scopes.delete(A)
         tombstone = s.events.append_tombstone(A, {"deleted": {"events": 1}})
     assert tombstone > stored[0].id
+
+
+def test_concurrent_sqlite_reads_reuse_pooled_connections(tmp_path: Path) -> None:
+    store = ColdStore.open(f"sqlite:///{tmp_path / 'cold.db'}")
+    opened = 0
+
+    @event.listens_for(store.engine, "connect")
+    def _count(*_: object) -> None:
+        nonlocal opened
+        opened += 1
+
+    barrier = threading.Barrier(20)
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            for _ in range(30):
+                with store.read() as session:
+                    barrier.wait(timeout=10)  # all 20 hold a connection at once
+                    session.scopes.get(A)
+        except BaseException as error:  # a thread's failure must fail the test
+            errors.append(error)
+            barrier.abort()
+
+    try:
+        threads = [threading.Thread(target=reader) for _ in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        store.close()
+    assert errors == []  # 20 readers at once fit in the pool
+    # Each of the 20 concurrent readers got a connection once, then reused it.
+    assert opened <= 20

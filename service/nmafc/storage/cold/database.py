@@ -61,6 +61,9 @@ def create_cold_engine(
     )
 
 
+_SQLITE_POOL_SIZE = 32
+
+
 def _sqlite_engine(uri: str, database: str | None, synchronous: str) -> Engine:
     if database and database != ":memory:":
         path = Path(database).expanduser()
@@ -72,7 +75,15 @@ def _sqlite_engine(uri: str, database: str | None, synchronous: str) -> Engine:
             ) from exc
         if path.parent.exists() and not os.access(path.parent, os.W_OK):
             raise StoreNotWritable(f"The Cold ROM directory {path.parent} is not writable.")
-    engine = create_engine(normalise_uri(uri), connect_args={"check_same_thread": False})
+    # Concurrent recalls each hold a connection for a moment (the API's recall slots, the
+    # engine's keyword-search threads, writers): with SQLAlchemy's default of 5 pooled
+    # connections the rest were opened, configured and closed on every request.
+    engine = create_engine(
+        normalise_uri(uri),
+        connect_args={"check_same_thread": False},
+        pool_size=_SQLITE_POOL_SIZE,
+        max_overflow=_SQLITE_POOL_SIZE,
+    )
 
     @event.listens_for(engine, "connect")
     def _configure(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
