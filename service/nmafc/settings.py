@@ -94,8 +94,8 @@ class HotSettings(BaseModel):
         description="Working sets of at least this many records are scanned through an "
         "int8 copy of their vectors (a quarter of the bytes to read), then re-ranked in "
         "float32 with a rounding bound that certifies the top-k equals a float32 scan's "
-        "(else that query is scanned in float32). Costs ~0.5 byte per dimension per record "
-        "of RAM. 0: always the float32 scan.",
+        "(else that query is scanned in float32). Costs ~2 bytes of RAM per dimension per "
+        "record (the int8 codes and their packed copy). 0: always the float32 scan.",
     )
     recall_batch_max: int = Field(
         16,
