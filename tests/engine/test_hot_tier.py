@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from nmafc.core.scope import Scope
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions
@@ -55,4 +57,22 @@ def test_lag_is_bounded(settings: Settings, shared_embedder: object) -> None:
             engine.recall(scope, "bees", RecallOptions())
         assert hot_state(engine, scope) == log_state(engine, scope)
     finally:
+        engine.close()
+
+
+def test_loading_working_sets_freezes_the_heap_as_configured(
+    settings: Settings, shared_embedder: object, scope: Scope
+) -> None:
+    frozen_each = settings.model_copy(
+        update={"hot": settings.hot.model_copy(update={"gc_freeze_every": 1})}
+    )
+    engine = MemoryEngine.open(frozen_each, embedder=shared_embedder)  # type: ignore[arg-type]
+    gc.unfreeze()
+    try:
+        engine.remember(scope, [say("I keep bees.")])
+        engine.ctx.hot.cache.drop()
+        engine.recall(scope, "bees", RecallOptions())  # loads the working set again
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
         engine.close()

@@ -91,18 +91,22 @@ class MemoryEngine:
         self.embedder = embedder
         limit_blas_threads(settings.hot.blas_threads)
         cache_bytes = settings.hot.cache_max_mb * 1024 * 1024
+        freeze = settings.hot.gc_freeze_every
         self.ctx = EngineContext(
             settings=settings,
             cold=cold,
             hot=HotTier(
                 hot,
                 cold,
-                WorkingSetCache(cache_bytes),
+                WorkingSetCache(cache_bytes, freeze_every=freeze),
                 settings.hot.max_lag_events,
                 settings.hot.int8_scan_min_rows,
             ),
             archive=Archive(
-                cold, WorkingSetCache(cache_bytes), embedder.dim, settings.hot.int8_scan_min_rows
+                cold,
+                WorkingSetCache(cache_bytes, freeze_every=freeze),
+                embedder.dim,
+                settings.hot.int8_scan_min_rows,
             ),
             embedder=embedder,
             extractor=extractor or _extractor(settings),

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
 from nmafc.core.scope import Scope
 from nmafc.storage.hot.top_k import best_rows
-from nmafc.storage.hot.working_set import Update, WorkingSet
+from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
 from tests.core.factories import record
 
 DIM = 8
@@ -126,3 +130,66 @@ def test_a_set_past_the_int8_threshold_searches_as_the_float32_set_does() -> Non
     ):
         assert [rid for rid, _ in mine] == [rid for rid, _ in theirs]
         assert [s for _, s in mine] == pytest.approx([s for _, s in theirs], abs=1e-6)
+
+
+@pytest.fixture
+def unfrozen_heap() -> Iterator[None]:
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+
+
+def _quantised_set(n: int = 300) -> WorkingSet:
+    rng = np.random.default_rng(5)
+    working = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM, int8_scan_min_rows=100)
+    records = [record(id=f"r{i}", content=f"fact number {i}") for i in range(n)]
+    working.apply([Update(r, v) for r, v in zip(records, _unit(rng, n), strict=True)], [], 1)
+    return working
+
+
+def test_a_freezing_cache_keeps_the_sets_put_in_out_of_full_collections(
+    unfrozen_heap: None,
+) -> None:
+    working = _quantised_set()
+    tracked = {id(o) for o in gc.get_objects()}
+    assert any(id(r) in tracked for r in working.records.values())
+
+    WorkingSetCache(1 << 30, freeze_every=len(working.records)).put(working)
+
+    tracked = {id(o) for o in gc.get_objects()}
+    assert not any(id(r) in tracked for r in working.records.values())
+    assert gc.get_freeze_count() >= len(working.records)
+
+
+def test_the_heap_is_frozen_once_per_freeze_every_records_put_in(unfrozen_heap: None) -> None:
+    cache = WorkingSetCache(1 << 30, freeze_every=500)
+    cache.put(_quantised_set(300))
+    assert gc.get_freeze_count() == 0
+    working = _quantised_set(300)
+    cache.put(working)  # 600 records since the start
+    assert gc.get_freeze_count() >= 600
+    gc.unfreeze()
+    cache.put(_quantised_set(300))  # 300 since the last freeze
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_cache_that_never_freezes_leaves_the_collector_alone(unfrozen_heap: None) -> None:
+    WorkingSetCache(1 << 30).put(_quantised_set())
+
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_frozen_set_is_freed_when_dropped_without_the_collector(unfrozen_heap: None) -> None:
+    cache = WorkingSetCache(1 << 30, freeze_every=1)
+    working = _quantised_set()
+    working.search(_unit(np.random.default_rng(6), 1)[0], 5)  # lazy structures built
+    working.keyword_search({"fact": 1.0}, 3.0, 5)
+    gone = weakref.ref(working)
+    cache.put(working)
+    del working
+    gc.disable()  # a leak through a reference cycle would need the collector: keep it off
+    try:
+        cache.drop()
+        assert gone() is None
+    finally:
+        gc.enable()
