@@ -60,6 +60,8 @@ class Int8Scan:
         self._norm = np.zeros(0, dtype=np.float32)
         self._rows = 0  # the prefix of the matrix quantised so far
         self._changed: set[int] = set()
+        self._max_error = 0.0  # over the quantised rows, for the rounding bound
+        self._max_norm = 0.0
         self._packs: list[tuple[int, nk.PackedMatrix]] = []  # (rows packed, pack) per block
         self.fallbacks = 0  # queries the certificate sent to the float32 scan (a statistic)
 
@@ -86,6 +88,8 @@ class Int8Scan:
             codes, scale, error, norm = quantise(matrix[part])
             self._codes[part], self._scale[part] = codes, scale
             self._error[part], self._norm[part] = error, norm
+        self._max_error = float(self._error[:n].max(initial=0.0))
+        self._max_norm = float(self._norm[:n].max(initial=0.0))
         touched = set((rows // BLOCK_ROWS).tolist())
         for block in range(-(-n // BLOCK_ROWS)):
             start, stop = block * BLOCK_ROWS, min((block + 1) * BLOCK_ROWS, n)
@@ -97,11 +101,19 @@ class Int8Scan:
                 self._packs.append((stop - start, nk.dots_pack(self._codes[start:stop])))
 
     def search(
-        self, matrix: Vector, alive: npt.NDArray[np.bool_], queries: Vector, k: int
+        self,
+        matrix: Vector,
+        alive: npt.NDArray[np.bool_],
+        queries: Vector,
+        k: int,
+        *,
+        all_alive: bool = False,
     ) -> list[tuple[Rows, Vector]]:
         """The ``k`` best live rows of ``matrix`` and their cosines for each query, exact.
 
-        Best first, equal scores by row. Rows are ``[0, len(alive))``, all seen by :meth:`sync`.
+        Best first, equal scores by row. Rows are ``[0, len(alive))``, all seen by :meth:`sync`
+        (the last sync was with ``n = len(alive)``). ``all_alive`` tells that no row is dead,
+        which spares a pass over ``alive``.
         """
         n = len(alive)
         if k <= 0:
@@ -109,10 +121,9 @@ class Int8Scan:
         codes, q_scale, q_error, _ = quantise(queries)
         # Per-row scale applied, per-query scale not: it is positive, so it keeps the order.
         coarse = self._coarse(codes, n)
-        if not alive.all():
+        if not all_alive and not alive.all():
             coarse[:, ~alive] = -np.inf
-        max_error = float(self._error[:n].max(initial=0.0))
-        max_norm = float(self._norm[:n].max(initial=0.0))
+        max_error, max_norm = self._max_error, self._max_norm
         q_norm = np.linalg.norm(queries, axis=1)
         bounds = q_norm * max_error + q_error * max_norm + _SLACK * max(1.0, max_norm)
         found: list[tuple[Rows, Vector]] = []

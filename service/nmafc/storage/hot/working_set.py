@@ -118,7 +118,13 @@ class WorkingSet:
             if self._int8 is not None:
                 return [
                     [(self._ids[i], float(score)) for i, score in zip(top, scores, strict=True)]
-                    for top, scores in self._int8.search(matrix, alive, queries, k)
+                    for top, scores in self._int8.search(
+                        matrix,
+                        alive,
+                        queries,
+                        k,
+                        all_alive=not self._free,  # free rows: dead
+                    )
                 ]
             # n × q, the fast layout for BLAS here; one query keeps the matrix-vector product.
             if len(queries) == 1:
