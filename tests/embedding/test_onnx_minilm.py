@@ -12,6 +12,8 @@ from nmafc.embedding.onnx_minilm import (
     TOKENIZER_BYTES,
     TOKENIZER_SHA256,
     OnnxMiniLM,
+    load_tokenizer,
+    padded_ids,
     tokenizer_path,
     verify_file,
 )
@@ -38,6 +40,18 @@ def test_batching_does_not_change_vectors(embedder: OnnxMiniLM) -> None:
     batched = embedder.embed(texts)
     single = np.stack([embedder.embed([t])[0] for t in texts[:5]])
     assert np.allclose(batched[:5], single, atol=1e-5)
+
+
+def test_texts_are_padded_exactly_as_the_tokenizers_batch_encoding_pads_them() -> None:
+    tokenizer = load_tokenizer()
+    texts = ["Hi", "What did Caroline say about a trip to Japan?", "word " * 400, ""]
+
+    ids, mask = padded_ids(tokenizer, texts)
+
+    batch = tokenizer.encode_batch(texts)
+    assert ids.tolist() == [e.ids for e in batch]
+    assert mask.tolist() == [e.attention_mask for e in batch]
+    assert ids.shape[1] == 256  # the long text truncated at the model's window
 
 
 def test_empty_input_gives_an_empty_matrix(embedder: OnnxMiniLM) -> None:

@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 from tokenizers import Tokenizer
 
 from nmafc.embedding.base import Vectors, normalise
@@ -84,6 +85,26 @@ def load_tokenizer() -> Tokenizer:
     return tokenizer
 
 
+def padded_ids(
+    tokenizer: Tokenizer, texts: Sequence[str]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Token ids and attention mask of ``texts``, padded as ``encode_batch`` pads them.
+
+    To the longest text, with id 0 and mask 0. One text at a time: ``encode_batch`` hands
+    the texts to a thread pool and releases the GIL, and under load taking it back waited
+    up to a switch interval (5 ms) in the step every queued recall waits for, while a
+    query takes ~20 µs to encode.
+    """
+    encoded = [tokenizer.encode(text).ids for text in texts]
+    width = max(len(token_ids) for token_ids in encoded)
+    ids = np.zeros((len(texts), width), dtype=np.int64)
+    mask = np.zeros((len(texts), width), dtype=np.int64)
+    for row, token_ids in enumerate(encoded):
+        ids[row, : len(token_ids)] = token_ids
+        mask[row, : len(token_ids)] = 1
+    return ids, mask
+
+
 class OnnxMiniLM:
     """all-MiniLM-L6-v2 with mean pooling and L2 normalisation, batched and thread-safe."""
 
@@ -134,12 +155,7 @@ class OnnxMiniLM:
 
     def _embed_batch(self, texts: list[str]) -> Vectors:
         small = len(texts) <= _SMALL_BATCH
-        if len(texts) == 1:
-            encoded = [self._tokenizer.encode(texts[0])]  # no thread pool for one text
-        else:
-            encoded = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        ids, mask = padded_ids(self._tokenizer, texts)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
