@@ -15,9 +15,12 @@ from tokenizers import Tokenizer
 from nmafc.embedding.onnx_minilm import load_tokenizer
 
 # Lines a recall renders (facts, dated headers, source turns) recur from one recall to the
-# next; caching their counts saves most of the ~60 encodes per recall. Long texts (whole
-# rendered contexts) rarely recur and would crowd the cache, so they are counted afresh.
-_CACHED_TEXTS = 16_384
+# next; caching their counts saves most of the ~60 encodes per recall (~11 µs each, with
+# the GIL held). Sized for the fact lines of ~10^5 records: with 16k entries, searches
+# spread over 1,000 scopes of 100 facts missed most lines, and counting took a fifth of
+# the server's GIL time. An entry of a typical line is ~0.3 KB (≈ 40 MB when full). Long
+# texts (whole rendered contexts) rarely recur and would crowd the cache: counted afresh.
+_CACHED_TEXTS = 131_072
 _CACHED_CHARS = 1_000
 
 
