@@ -298,7 +298,9 @@ class WorkingSetCache:
     Frozen objects are still freed by reference counting when a set is evicted (a set
     holds no reference cycles: a test checks). What freezing costs: objects alive at that
     moment that later become unreachable *cycles* are never collected, so it happens at
-    most once per ``freeze_every`` records loaded (each such load takes seconds anyway).
+    most once per ``freeze_every`` records loaded (loading that many takes seconds anyway).
+    Records that enter a cached set later (ingestion) stay collectable until the next
+    freeze.
     """
 
     def __init__(self, max_bytes: int, *, freeze_every: int = 0) -> None:
