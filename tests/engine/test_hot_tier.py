@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from nmafc.core.scope import Scope
 from nmafc.engine.engine import MemoryEngine
@@ -76,3 +78,24 @@ def test_loading_working_sets_freezes_the_heap_as_configured(
     finally:
         gc.unfreeze()
         engine.close()
+
+
+def test_concurrent_first_recalls_of_a_scope_load_it_once(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    # A restart under load: every client's first recall finds the scope not yet in RAM.
+    engine.remember(scope, [say(f"Note {i} about the garden.") for i in range(300)])
+    engine.ctx.hot.cache.drop()
+    engine.ctx.archive.cache.drop()
+    loads, archive_loads = engine.ctx.hot.loads, engine.ctx.archive.loads
+    start = threading.Barrier(8)
+
+    def recall(_: int) -> int:
+        start.wait()
+        return len(engine.recall(scope, "garden", RecallOptions(reinforce=False)).hits)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        found = list(pool.map(recall, range(8)))
+    assert all(found)
+    assert engine.ctx.hot.loads == loads + 1
+    assert engine.ctx.archive.loads == archive_loads + 1

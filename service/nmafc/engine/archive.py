@@ -15,6 +15,7 @@ from nmafc.core.events import Event
 from nmafc.core.lifecycle import is_decayed
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
+from nmafc.engine.locks import ScopeLocks
 from nmafc.storage.cold import ColdStore, ScopeRow
 from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
 
@@ -29,21 +30,28 @@ class Archive:
         self.cache = cache
         self.dim = dim
         self.int8_scan_min_rows = int8_scan_min_rows
+        self._loading = ScopeLocks()  # one loader per scope, as for the working sets
+        self.loads = 0  # archives built from the Cold ROM (a statistic)
 
     def index(self, row: ScopeRow) -> WorkingSet:
         """The scope's archive, at least as fresh as ``row``."""
         cached = self.cache.get(row.scope)
-        if cached is None or cached.scope_pk != row.pk:
-            cached = self._load(row)
-            if self.cache.enabled:
-                self.cache.put(cached)
-        elif cached.seq < row.seq:
-            with self.cold.read() as session:
-                events = session.events.since(row.scope, cached.seq)
-            self._apply(cached, row, events)
-        return cached
+        if cached is not None and cached.scope_pk == row.pk and cached.seq >= row.seq:
+            return cached
+        with self._loading.hold(row.scope):
+            cached = self.cache.get(row.scope)
+            if cached is None or cached.scope_pk != row.pk:
+                cached = self._load(row)
+                if self.cache.enabled:
+                    self.cache.put(cached)
+            elif cached.seq < row.seq:
+                with self.cold.read() as session:
+                    events = session.events.since(row.scope, cached.seq)
+                self._apply(cached, row, events)
+            return cached
 
     def _load(self, row: ScopeRow) -> WorkingSet:
+        self.loads += 1
         archive = WorkingSet(row.scope, row.pk, self.dim, self.int8_scan_min_rows)
         with self.cold.read() as session:
             records, vectors = session.facts.decayed(row.scope)

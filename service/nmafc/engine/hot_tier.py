@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from nmafc.core.events import Event, net_changes
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
+from nmafc.engine.locks import ScopeLocks
 from nmafc.errors import StoreUnavailable
 from nmafc.storage.cold import ColdStore, ScopeRow
 from nmafc.storage.hot.lance import HotSnapshot, HotStore, Vector, Watermark
@@ -41,6 +42,10 @@ class HotTier:
         self._known: dict[Scope, Watermark] = {}
         self._lagging: dict[Scope, int] = {}
         self._known_lock = threading.Lock()
+        # One thread loads or catches up a scope's working set; concurrent recalls of that
+        # scope wait and reuse its work rather than each reading the scope from the log.
+        self._loading = ScopeLocks()
+        self.loads = 0  # working sets built from storage (a statistic, for tests and metrics)
 
     # -- the write path ---------------------------------------------------------------
 
@@ -204,17 +209,22 @@ class HotTier:
     def working_set(self, row: ScopeRow) -> WorkingSet:
         """The scope's working set in RAM, at least as fresh as ``row``."""
         cached = self.cache.get(row.scope)
-        if cached is None or cached.scope_pk != row.pk:
-            cached = self._load(row)
-            if self.cache.enabled:
-                self.cache.put(cached)
-        if cached.seq < row.seq:
-            with self.cold.read() as session:
-                events = session.events.since(row.scope, cached.seq)
-            self._apply_to(cached, row, events, {})
-        return cached
+        if cached is not None and cached.scope_pk == row.pk and cached.seq >= row.seq:
+            return cached
+        with self._loading.hold(row.scope):
+            cached = self.cache.get(row.scope)  # what a thread that held the lock left
+            if cached is None or cached.scope_pk != row.pk:
+                cached = self._load(row)
+                if self.cache.enabled:
+                    self.cache.put(cached)
+            if cached.seq < row.seq:
+                with self.cold.read() as session:
+                    events = session.events.since(row.scope, cached.seq)
+                self._apply_to(cached, row, events, {})
+            return cached
 
     def _load(self, row: ScopeRow) -> WorkingSet:
+        self.loads += 1
         try:
             snapshot: HotSnapshot | None = self.store.load(row.scope)
         except StoreUnavailable:  # Hot is a cache of the log: serve reads from the Cold ROM
