@@ -41,6 +41,8 @@ async def test_metrics_count_by_route_template_and_never_name_a_tenant(running: 
     assert 'nmafc_recall_duration_seconds_count{scope="conversation"} 1.0' in text
     assert "nmafc_cold_store_bytes" in text
     assert "nmafc_hot_store_rows" in text
+    assert re.search(r"^process_cpu_seconds_total [0-9.e+]+$", text, re.M)
+    assert re.search(r"^process_resident_memory_bytes [0-9.e+]+$", text, re.M)
     labels = set(re.findall(r'(\w+)="', text))
     assert labels <= {"method", "route", "status", "kind", "scope", "service", "le"}
 

@@ -134,6 +134,9 @@ def test_bench_http_smoke(data_dir: Path, tmp_path: Path) -> None:
         assert result["errors"] == 0
         assert result["requests"] > 0
         assert result["latency_ms"]["p99"] > 0
+        # Read from the server's own /metrics before and after the window.
+        assert result["server_cpu"]["ms_per_search"] > 0
+        assert 0 < result["server_cpu"]["cores"] <= (os.cpu_count() or 1) + 0.5
     assert (tmp_path / "out" / "http.md").read_text().startswith("| records |")
 
 

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -24,6 +30,9 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        # process_cpu_seconds_total, process_resident_memory_bytes, open fds: what an
+        # operator sizes replicas by, and what `nmafc bench http` divides by its recalls.
+        ProcessCollector(registry=r)
         self.requests = Counter(
             "nmafc_http_requests", "HTTP requests by route template.",
             ["method", "route", "status"], registry=r,

@@ -185,9 +185,11 @@ async def _measure(
                 latencies.append(ms)
                 errors += 0 if ok else 1
 
+        cpu_before = await _server_cpu_seconds(url, headers)
         started = time.perf_counter()
         await asyncio.gather(*(client(connection) for connection in idle))
         elapsed = time.perf_counter() - started
+        cpu_after = await _server_cpu_seconds(url, headers)
     finally:
         await asyncio.gather(*(connection.close() for connection in idle))
     return {
@@ -199,7 +201,43 @@ async def _measure(
         "errors": errors + sum(1 for _, ok in warmed if not ok),
         "throughput_rps": round(len(latencies) / elapsed, 1) if elapsed else 0.0,
         "latency_ms": _percentiles(latencies),
+        "server_cpu": _cpu_use(cpu_before, cpu_after, elapsed, len(latencies)),
         "warmup": {"seconds": round(warm_s, 1), "latency_ms": _percentiles([m for m, _ in warmed])},
+    }
+
+
+async def _server_cpu_seconds(url: str, headers: dict[str, str]) -> float | None:
+    """The server process's ``process_cpu_seconds_total`` from ``/metrics``, if it shows one."""
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=10) as http:
+        try:
+            response = await http.get("/metrics")
+        except httpx.HTTPError:
+            return None
+    if response.status_code != 200:
+        return None  # a key without admin rights, or metrics behind another port
+    for line in response.text.splitlines():
+        if line.startswith("process_cpu_seconds_total "):
+            return float(line.split()[1])
+    return None
+
+
+def _cpu_use(
+    before: float | None, after: float | None, elapsed: float, requests: int
+) -> dict[str, float] | None:
+    """The server's CPU per search and cores in use over the window, and what that bounds.
+
+    ``rps_if_all_cores``: searches per second if the server had every core of this machine
+    at that CPU cost per search; with closed-loop clients the mean latency cannot fall below
+    ``clients / rps_if_all_cores`` whatever the scheduling.
+    """
+    if before is None or after is None or not requests or elapsed <= 0:
+        return None
+    seconds = after - before
+    cpus = os.cpu_count() or 1
+    return {
+        "ms_per_search": round(seconds * 1000 / requests, 2),
+        "cores": round(seconds / elapsed, 2),
+        "rps_if_all_cores": round(cpus * requests / seconds, 1) if seconds > 0 else 0.0,
     }
 
 
@@ -241,21 +279,32 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 
 def _row(r: dict[str, Any]) -> str:
-    lat = r["latency_ms"]
+    lat, cpu = r["latency_ms"], r.get("server_cpu")
+    used = (
+        f"{cpu['ms_per_search']:.1f} | {cpu['cores']:.2f} | {cpu['rps_if_all_cores']:.0f}"
+        if cpu
+        else "– | – | –"
+    )
     return (
         f"| {r['records']:,} | {r['scopes']:,} | {r['clients']} | {lat['p50']:.1f} | "
-        f"{lat['p95']:.1f} | {lat['p99']:.1f} | {r['throughput_rps']:.1f} | {r['errors']} |"
+        f"{lat['p95']:.1f} | {lat['p99']:.1f} | {r['throughput_rps']:.1f} | {r['errors']} | "
+        f"{used} |"
     )
 
 
 def markdown(report: dict[str, Any]) -> str:
+    cpus = report["machine"]["cpus"]
     lines = [
-        "| records | scopes | clients | p50 ms | p95 ms | p99 ms | recalls/s | errors |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| records | scopes | clients | p50 ms | p95 ms | p99 ms | searches/s | errors "
+        "| server CPU ms/search | server cores | searches/s at all cores |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(_row(r) for r in report["results"]),
         "",
         f"POST /v1/memories/search (budget {report['options']['budget_tokens']} tokens, "
         f"reinforce={report['options']['reinforce']}), closed-loop clients on the same "
-        f"{report['machine']['cpus']}-core machine as the server; synthetic records.",
+        f"{cpus}-core machine as the server; synthetic records. Server CPU is the "
+        "`process_cpu_seconds_total` the server reports on `/metrics` over the window; "
+        f"the last column is {cpus} cores divided by the CPU per search, the most this "
+        "machine could serve at that cost per search.",
     ]
     return "\n".join(lines) + "\n"
