@@ -193,3 +193,52 @@ def test_a_frozen_set_is_freed_when_dropped_without_the_collector(unfrozen_heap:
         assert gone() is None
     finally:
         gc.enable()
+
+
+def _set_of(conversation: str, n: int, seq: int = 1) -> WorkingSet:
+    rng = np.random.default_rng(len(conversation) + n)
+    working = WorkingSet(Scope("a", conversation), scope_pk=1, dim=DIM)
+    records = [record(id=f"{conversation}-{i}", content=f"fact {i}") for i in range(n)]
+    working.apply([Update(r, v) for r, v in zip(records, _unit(rng, n), strict=True)], [], seq)
+    return working
+
+
+def test_the_cache_evicts_the_least_recently_used_sets_beyond_its_budget() -> None:
+    a, b, c = _set_of("a", 50), _set_of("b", 50), _set_of("c", 50)
+    cache = WorkingSetCache(a.nbytes + b.nbytes + c.nbytes // 2)
+    cache.put(a)
+    cache.put(b)
+    assert cache.get(a.scope) is a  # now b is the least recently used
+    cache.put(c)
+    assert cache.get(b.scope) is None
+    assert cache.get(a.scope) is a
+    assert cache.get(c.scope) is c
+    assert cache.nbytes() == a.nbytes + c.nbytes <= cache.max_bytes
+
+
+def test_a_set_that_grew_after_it_was_cached_counts_at_its_new_size_when_next_used() -> None:
+    a, b = _set_of("a", 50), _set_of("b", 50)
+    cache = WorkingSetCache(3 * (a.nbytes + b.nbytes))
+    cache.put(a)
+    cache.put(b)
+    grown = _set_of("a", 400, seq=2)  # ingestion into a, applied in place
+    a.apply([Update(r, grown.vectors([r.id])[r.id]) for r in grown.records.values()], [], 2)
+    assert a.nbytes > cache.max_bytes - b.nbytes
+    assert cache.get(a.scope) is a  # counted anew: b, older, goes
+    assert cache.get(b.scope) is None
+    assert cache.nbytes() == a.nbytes
+
+
+def test_dropped_sets_free_their_share_of_the_budget() -> None:
+    a, b = _set_of("a", 50), _set_of("b", 50)
+    cache = WorkingSetCache(a.nbytes + b.nbytes)
+    cache.put(a)
+    cache.drop([a.scope])
+    cache.put(b)
+    cache.put(a)
+    assert cache.get(a.scope) is a
+    assert cache.get(b.scope) is b
+    cache.drop_agent("a")
+    assert cache.nbytes() == 0
+    cache.put(_set_of("c", 50))
+    assert cache.get(Scope("a", "c")) is not None

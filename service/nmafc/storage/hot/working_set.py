@@ -308,6 +308,11 @@ class WorkingSetCache:
         self.freeze_every = freeze_every  # records put in between freezes; 0: never
         self._unfrozen = 0
         self._sets: OrderedDict[Scope, WorkingSet] = OrderedDict()
+        # Each set's size when it was last put or got, and their sum: eviction must not
+        # walk every cached set (thousands of scopes) on each load. A set that grows in
+        # between is counted at its new size on its next access.
+        self._sizes: dict[Scope, int] = {}
+        self._total = 0
         self._lock = threading.Lock()
 
     @property
@@ -319,12 +324,15 @@ class WorkingSetCache:
             found = self._sets.get(scope)
             if found is not None:
                 self._sets.move_to_end(scope)
+                if self._account(scope, found):
+                    self._evict()
             return found
 
     def put(self, working_set: WorkingSet) -> None:
         with self._lock:
             self._sets[working_set.scope] = working_set
             self._sets.move_to_end(working_set.scope)
+            self._account(working_set.scope, working_set)
             self._evict()
             self._unfrozen += len(working_set.records)
             freeze = 0 < self.freeze_every <= self._unfrozen
@@ -338,21 +346,34 @@ class WorkingSetCache:
         with self._lock:
             if scopes is None:
                 self._sets.clear()
+                self._sizes.clear()
+                self._total = 0
                 return
             for scope in scopes:
-                self._sets.pop(scope, None)
+                self._forget(scope)
 
     def drop_agent(self, agent_id: str) -> None:
         with self._lock:
             for scope in [s for s in self._sets if s.agent_id == agent_id]:
-                del self._sets[scope]
+                self._forget(scope)
 
     def nbytes(self) -> int:
         with self._lock:
             return sum(ws.nbytes for ws in self._sets.values())
 
+    def _account(self, scope: Scope, working_set: WorkingSet) -> bool:
+        """Record the set's current size; True if the total grew."""
+        size = working_set.nbytes
+        grown = size - self._sizes.get(scope, 0)
+        self._sizes[scope] = size
+        self._total += grown
+        return grown > 0
+
+    def _forget(self, scope: Scope) -> None:
+        self._sets.pop(scope, None)
+        self._total -= self._sizes.pop(scope, 0)
+
     def _evict(self) -> None:
-        total = sum(ws.nbytes for ws in self._sets.values())
-        while total > self.max_bytes and len(self._sets) > 1:
-            _, evicted = self._sets.popitem(last=False)
-            total -= evicted.nbytes
+        while self._total > self.max_bytes and len(self._sets) > 1:
+            oldest = next(iter(self._sets))
+            self._forget(oldest)
