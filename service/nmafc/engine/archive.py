@@ -30,7 +30,7 @@ class Archive:
         self.cache = cache
         self.dim = dim
         self.int8_scan_min_rows = int8_scan_min_rows
-        self._loading = ScopeLocks()  # one loader per scope, as for the working sets
+        self._loading = ScopeLocks()  # one loader per cached scope, as for the working sets
         self.loads = 0  # archives built from the Cold ROM (a statistic)
 
     def index(self, row: ScopeRow) -> WorkingSet:
@@ -38,17 +38,21 @@ class Archive:
         cached = self.cache.get(row.scope)
         if cached is not None and cached.scope_pk == row.pk and cached.seq >= row.seq:
             return cached
+        if not self.cache.enabled:
+            return self._current(row, None)
         with self._loading.hold(row.scope):
-            cached = self.cache.get(row.scope)
-            if cached is None or cached.scope_pk != row.pk:
-                cached = self._load(row)
-                if self.cache.enabled:
-                    self.cache.put(cached)
-            elif cached.seq < row.seq:
-                with self.cold.read() as session:
-                    events = session.events.since(row.scope, cached.seq)
-                self._apply(cached, row, events)
-            return cached
+            return self._current(row, self.cache.get(row.scope))
+
+    def _current(self, row: ScopeRow, cached: WorkingSet | None) -> WorkingSet:
+        if cached is None or cached.scope_pk != row.pk:
+            cached = self._load(row)
+            if self.cache.enabled:
+                self.cache.put(cached)
+        elif cached.seq < row.seq:
+            with self.cold.read() as session:
+                events = session.events.since(row.scope, cached.seq)
+            self._apply(cached, row, events)
+        return cached
 
     def _load(self, row: ScopeRow) -> WorkingSet:
         self.loads += 1

@@ -211,17 +211,22 @@ class HotTier:
         cached = self.cache.get(row.scope)
         if cached is not None and cached.scope_pk == row.pk and cached.seq >= row.seq:
             return cached
+        if not self.cache.enabled:  # nothing is kept for another recall to reuse
+            return self._current(row, None)
         with self._loading.hold(row.scope):
-            cached = self.cache.get(row.scope)  # what a thread that held the lock left
-            if cached is None or cached.scope_pk != row.pk:
-                cached = self._load(row)
-                if self.cache.enabled:
-                    self.cache.put(cached)
-            if cached.seq < row.seq:
-                with self.cold.read() as session:
-                    events = session.events.since(row.scope, cached.seq)
-                self._apply_to(cached, row, events, {})
-            return cached
+            return self._current(row, self.cache.get(row.scope))
+
+    def _current(self, row: ScopeRow, cached: WorkingSet | None) -> WorkingSet:
+        """``cached``, loaded if absent and caught up to ``row``."""
+        if cached is None or cached.scope_pk != row.pk:
+            cached = self._load(row)
+            if self.cache.enabled:
+                self.cache.put(cached)
+        if cached.seq < row.seq:
+            with self.cold.read() as session:
+                events = session.events.since(row.scope, cached.seq)
+            self._apply_to(cached, row, events, {})
+        return cached
 
     def _load(self, row: ScopeRow) -> WorkingSet:
         self.loads += 1
