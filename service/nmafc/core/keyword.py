@@ -87,9 +87,12 @@ def index_terms(text: str) -> tuple[list[str], int]:
     BM25 normalises by.
     """
     tokens = _TOKEN.findall(text)
-    terms = [
-        index_term(token)
-        for token in tokens
-        if token.lower() not in STOPWORDS and (len(token) > 1 or token.isdigit())
-    ]
+    terms = []
+    for token in tokens:
+        if token.isascii() and token.isdigit():
+            # Stemming leaves a number as written; numbers are mostly unique (ids, dates),
+            # so sending them through index_term's cache would only push words out of it.
+            terms.append(token)
+        elif (len(token) > 1 or token.isdigit()) and token.lower() not in STOPWORDS:
+            terms.append(index_term(token))
     return terms, len(tokens)

@@ -15,10 +15,16 @@ class Tier(StrEnum):
     EPHEMERAL_STATE = "EphemeralState"
 
 
+_BY_VALUE = {tier.value: tier for tier in Tier}
+
+
 def parse_tier(value: str | Tier) -> Tier:
     """Return the tier named by ``value`` or raise :class:`UnknownTier`."""
     if isinstance(value, Tier):
         return value
+    exact = _BY_VALUE.get(value)
+    if exact is not None:  # stored tiers are exact: spare the loop over every stored record
+        return exact
     for tier in Tier:
         if value == tier.value or value.lower() == tier.value.lower():
             return tier

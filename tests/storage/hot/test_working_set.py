@@ -242,3 +242,16 @@ def test_dropped_sets_free_their_share_of_the_budget() -> None:
     assert cache.nbytes() == 0
     cache.put(_set_of("c", 50))
     assert cache.get(Scope("a", "c")) is not None
+
+
+def test_a_set_loaded_at_once_reserves_room_for_its_rows_and_no_more() -> None:
+    at_once = _set_of("a", 1100)  # one apply, as a load from storage does
+    row_by_row = WorkingSet(Scope("a", "b"), scope_pk=1, dim=DIM)
+    for seq, (rid, record_) in enumerate(at_once.records.items(), start=1):
+        row_by_row.apply([Update(record_, at_once.vectors([rid])[rid])], [], seq)
+    assert at_once.nbytes < row_by_row.nbytes  # 1,100 rows against 2,048 after doublings
+
+    size = at_once.nbytes
+    updated = [Update(r, None) for r in list(at_once.records.values())[:50]]
+    at_once.apply(updated, [], 2)  # reinforcement: the same records again
+    assert at_once.nbytes == size

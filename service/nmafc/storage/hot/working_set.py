@@ -82,9 +82,14 @@ class WorkingSet:
 
     def apply(self, updates: Iterable[Update], removed: Iterable[str], seq: int) -> None:
         """Bring the set to log position ``seq``."""
+        updates = list(updates)
         with self.lock.exclusive():
             for record_id in removed:
                 self._remove(record_id)
+            # Room for every update at once: a set loaded row by row would otherwise copy
+            # its matrix at each doubling (≈ 0.4 GB of copies while 10^5 records load).
+            new = sum(1 for update in updates if update.record.id not in self._row_of)
+            self._reserve(len(self._ids) + max(0, new - len(self._free)))
             for update in updates:
                 self._put(update.record, update.vector)
             self.seq = seq
@@ -260,19 +265,25 @@ class WorkingSet:
         for entity in record.related_entities:
             _discard(self.linked_from, entity, record.id)
 
+    def _reserve(self, rows: int) -> None:
+        """Capacity for ``rows`` rows; grows by doubling, so row-by-row growth stays cheap."""
+        if rows <= len(self._matrix):
+            return
+        capacity = max(rows, len(self._matrix) * 2)
+        grown = np.zeros((capacity, self.dim), dtype=np.float32)
+        grown[: len(self._matrix)] = self._matrix
+        self._matrix = grown
+        alive = np.zeros(capacity, dtype=bool)
+        alive[: len(self._alive)] = self._alive
+        self._alive = alive
+
     def _allocate(self, record_id: str) -> int:
         if self._free:
             row = self._free.pop()
             self._ids[row] = record_id
         else:
             row = len(self._ids)
-            if row >= len(self._matrix):
-                grown = np.zeros((len(self._matrix) * 2, self.dim), dtype=np.float32)
-                grown[: len(self._matrix)] = self._matrix
-                self._matrix = grown
-                alive = np.zeros(len(grown), dtype=bool)
-                alive[: len(self._alive)] = self._alive
-                self._alive = alive
+            self._reserve(row + 1)
             self._ids.append(record_id)
         self._alive[row] = True
         self._row_of[record_id] = row
