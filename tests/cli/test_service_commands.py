@@ -137,6 +137,7 @@ def test_bench_http_smoke(data_dir: Path, tmp_path: Path) -> None:
         # Read from the server's own /metrics before and after the window.
         assert result["server_cpu"]["ms_per_search"] > 0
         assert 0 < result["server_cpu"]["cores"] <= (os.cpu_count() or 1) + 0.5
+        assert result["server_rss_mb"] > 100  # the embedding model alone is ~300 MB
     assert (tmp_path / "out" / "http.md").read_text().startswith("| records |")
 
 

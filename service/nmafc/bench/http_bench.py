@@ -185,11 +185,11 @@ async def _measure(
                 latencies.append(ms)
                 errors += 0 if ok else 1
 
-        cpu_before = await _server_cpu_seconds(url, headers)
+        before = await _server_process(url, headers)
         started = time.perf_counter()
         await asyncio.gather(*(client(connection) for connection in idle))
         elapsed = time.perf_counter() - started
-        cpu_after = await _server_cpu_seconds(url, headers)
+        after = await _server_process(url, headers)
     finally:
         await asyncio.gather(*(connection.close() for connection in idle))
     return {
@@ -201,24 +201,37 @@ async def _measure(
         "errors": errors + sum(1 for _, ok in warmed if not ok),
         "throughput_rps": round(len(latencies) / elapsed, 1) if elapsed else 0.0,
         "latency_ms": _percentiles(latencies),
-        "server_cpu": _cpu_use(cpu_before, cpu_after, elapsed, len(latencies)),
+        "server_cpu": _cpu_use(
+            before.get("process_cpu_seconds_total"),
+            after.get("process_cpu_seconds_total"),
+            elapsed,
+            len(latencies),
+        ),
+        "server_rss_mb": round(after["process_resident_memory_bytes"] / 2**20)
+        if "process_resident_memory_bytes" in after
+        else None,
         "warmup": {"seconds": round(warm_s, 1), "latency_ms": _percentiles([m for m, _ in warmed])},
     }
 
 
-async def _server_cpu_seconds(url: str, headers: dict[str, str]) -> float | None:
-    """The server process's ``process_cpu_seconds_total`` from ``/metrics``, if it shows one."""
+_PROCESS_METRICS = ("process_cpu_seconds_total", "process_resident_memory_bytes")
+
+
+async def _server_process(url: str, headers: dict[str, str]) -> dict[str, float]:
+    """The server's CPU seconds and resident bytes from ``/metrics``, those it shows."""
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=10) as http:
         try:
             response = await http.get("/metrics")
         except httpx.HTTPError:
-            return None
+            return {}
     if response.status_code != 200:
-        return None  # a key without admin rights, or metrics behind another port
+        return {}  # a key without admin rights, or metrics behind another port
+    found = {}
     for line in response.text.splitlines():
-        if line.startswith("process_cpu_seconds_total "):
-            return float(line.split()[1])
-    return None
+        name, _, value = line.partition(" ")
+        if name in _PROCESS_METRICS:
+            found[name] = float(value)
+    return found
 
 
 def _cpu_use(
@@ -285,10 +298,11 @@ def _row(r: dict[str, Any]) -> str:
         if cpu
         else "– | – | –"
     )
+    rss = r.get("server_rss_mb")
     return (
         f"| {r['records']:,} | {r['scopes']:,} | {r['clients']} | {lat['p50']:.1f} | "
         f"{lat['p95']:.1f} | {lat['p99']:.1f} | {r['throughput_rps']:.1f} | {r['errors']} | "
-        f"{used} |"
+        f"{used} | {'–' if rss is None else f'{rss:,}'} |"
     )
 
 
@@ -296,15 +310,16 @@ def markdown(report: dict[str, Any]) -> str:
     cpus = report["machine"]["cpus"]
     lines = [
         "| records | scopes | clients | p50 ms | p95 ms | p99 ms | searches/s | errors "
-        "| server CPU ms/search | server cores | searches/s at all cores |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| server CPU ms/search | server cores | searches/s at all cores | server RSS MB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(_row(r) for r in report["results"]),
         "",
         f"POST /v1/memories/search (budget {report['options']['budget_tokens']} tokens, "
         f"reinforce={report['options']['reinforce']}), closed-loop clients on the same "
         f"{cpus}-core machine as the server; synthetic records. Server CPU is the "
         "`process_cpu_seconds_total` the server reports on `/metrics` over the window; "
-        f"the last column is {cpus} cores divided by the CPU per search, the most this "
-        "machine could serve at that cost per search.",
+        f"searches/s at all cores is {cpus} cores divided by the CPU per search, the most "
+        "this machine could serve at that cost per search. RSS is the server's resident "
+        "memory at the end of the window.",
     ]
     return "\n".join(lines) + "\n"
