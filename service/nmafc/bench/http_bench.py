@@ -226,7 +226,7 @@ async def _server_process(url: str, headers: dict[str, str]) -> dict[str, float]
             return {}
     if response.status_code != 200:
         return {}  # a key without admin rights, or metrics behind another port
-    found = {}
+    found: dict[str, float] = {}
     for line in response.text.splitlines():
         name, _, value = line.partition(" ")
         if name in _PROCESS_METRICS:

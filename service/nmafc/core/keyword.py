@@ -87,7 +87,7 @@ def index_terms(text: str) -> tuple[list[str], int]:
     BM25 normalises by.
     """
     tokens = _TOKEN.findall(text)
-    terms = []
+    terms: list[str] = []
     for token in tokens:
         if token.isascii() and token.isdigit():
             # Stemming leaves a number as written; numbers are mostly unique (ids, dates),
