@@ -15,7 +15,7 @@ from nmafc.core.events import Event
 from nmafc.core.lifecycle import is_decayed
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
-from nmafc.engine.locks import ScopeLocks
+from nmafc.engine.fresh_sets import FreshSets
 from nmafc.storage.cold import ColdStore, ScopeRow
 from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
 
@@ -30,29 +30,20 @@ class Archive:
         self.cache = cache
         self.dim = dim
         self.int8_scan_min_rows = int8_scan_min_rows
-        self._loading = ScopeLocks()  # one loader per cached scope, as for the working sets
+        self._sets = FreshSets(cache)
         self.loads = 0  # archives built from the Cold ROM (a statistic)
 
     def index(self, row: ScopeRow) -> WorkingSet:
         """The scope's archive, at least as fresh as ``row``."""
-        cached = self.cache.get(row.scope)
-        if cached is not None and cached.scope_pk == row.pk and cached.seq >= row.seq:
-            return cached
-        if not self.cache.enabled:
-            return self._current(row, None)
-        with self._loading.hold(row.scope):
-            return self._current(row, self.cache.get(row.scope))
+        return self._sets.get(
+            row, lambda cached: self._load(row) if cached is None else self._caught_up(row, cached)
+        )
 
-    def _current(self, row: ScopeRow, cached: WorkingSet | None) -> WorkingSet:
-        if cached is None or cached.scope_pk != row.pk:
-            cached = self._load(row)
-            if self.cache.enabled:
-                self.cache.put(cached)
-        elif cached.seq < row.seq:
-            with self.cold.read() as session:
-                events = session.events.since(row.scope, cached.seq)
-            self._apply(cached, row, events)
-        return cached
+    def _caught_up(self, row: ScopeRow, archive: WorkingSet) -> WorkingSet:
+        with self.cold.read() as session:
+            events = session.events.since(row.scope, archive.seq)
+        self._apply(archive, row, events)
+        return archive
 
     def _load(self, row: ScopeRow) -> WorkingSet:
         self.loads += 1

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from nmafc.core.events import Event, net_changes
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
-from nmafc.engine.locks import ScopeLocks
+from nmafc.engine.fresh_sets import FreshSets
 from nmafc.errors import StoreUnavailable
 from nmafc.storage.cold import ColdStore, ScopeRow
 from nmafc.storage.hot.lance import HotSnapshot, HotStore, Vector, Watermark
@@ -42,9 +42,7 @@ class HotTier:
         self._known: dict[Scope, Watermark] = {}
         self._lagging: dict[Scope, int] = {}
         self._known_lock = threading.Lock()
-        # One thread loads or catches up a scope's working set; concurrent recalls of that
-        # scope wait and reuse its work rather than each reading the scope from the log.
-        self._loading = ScopeLocks()
+        self._sets = FreshSets(cache)
         self.loads = 0  # working sets built from storage (a statistic, for tests and metrics)
 
     # -- the write path ---------------------------------------------------------------
@@ -208,25 +206,17 @@ class HotTier:
 
     def working_set(self, row: ScopeRow) -> WorkingSet:
         """The scope's working set in RAM, at least as fresh as ``row``."""
-        cached = self.cache.get(row.scope)
-        if cached is not None and cached.scope_pk == row.pk and cached.seq >= row.seq:
-            return cached
-        if not self.cache.enabled:  # nothing is kept for another recall to reuse
-            return self._current(row, None)
-        with self._loading.hold(row.scope):
-            return self._current(row, self.cache.get(row.scope))
+        return self._sets.get(row, lambda cached: self._caught_up(row, cached))
 
-    def _current(self, row: ScopeRow, cached: WorkingSet | None) -> WorkingSet:
-        """``cached``, loaded if absent and caught up to ``row``."""
-        if cached is None or cached.scope_pk != row.pk:
-            cached = self._load(row)
-            if self.cache.enabled:
-                self.cache.put(cached)
-        if cached.seq < row.seq:
+    def _caught_up(self, row: ScopeRow, working: WorkingSet | None) -> WorkingSet:
+        """``working``, or the scope loaded afresh if None, brought to ``row.seq``."""
+        if working is None:
+            working = self._load(row)
+        if working.seq < row.seq:
             with self.cold.read() as session:
-                events = session.events.since(row.scope, cached.seq)
-            self._apply_to(cached, row, events, {})
-        return cached
+                events = session.events.since(row.scope, working.seq)
+            self._apply_to(working, row, events, {})
+        return working
 
     def _load(self, row: ScopeRow) -> WorkingSet:
         self.loads += 1

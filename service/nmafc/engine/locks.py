@@ -2,7 +2,7 @@
 
 Writers to one scope take its lock; different scopes proceed in parallel. Across
 processes the Cold ROM row lock on the scope (``SELECT … FOR UPDATE``) does the same job.
-The RAM tiers keep their own instance so that one thread at a time loads a scope.
+The RAM tiers keep their own (``fresh_sets``) so that one thread at a time loads a scope.
 """
 
 from __future__ import annotations

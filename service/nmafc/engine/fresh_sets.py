@@ -1,0 +1,50 @@
+"""Per-scope RAM sets (working sets, archives) served fresh, each refreshed by one thread.
+
+Both RAM tiers keep a :class:`WorkingSetCache` that may miss (first use, eviction) or lag
+the log (another replica wrote). Bringing a set up to date reads the scope from storage,
+which for 10⁵ records takes seconds; concurrent recalls of that scope wait for the one
+thread doing it and reuse its work instead of each reading the scope themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from nmafc.engine.locks import ScopeLocks
+from nmafc.storage.cold import ScopeRow
+from nmafc.storage.hot.working_set import WorkingSet, WorkingSetCache
+
+Refresh = Callable[[WorkingSet | None], WorkingSet]
+
+
+class FreshSets:
+    """A working-set cache whose misses and stale sets are refreshed once per scope."""
+
+    def __init__(self, cache: WorkingSetCache) -> None:
+        self.cache = cache
+        self._refreshing = ScopeLocks()
+
+    def get(self, row: ScopeRow, refresh: Refresh) -> WorkingSet:
+        """The scope's set at least as fresh as ``row``: the cached one, or ``refresh``'s.
+
+        ``refresh`` gets the cached set of this incarnation of the scope (None if there is
+        none) and returns it caught up to ``row``, or a new set, which is then cached.
+        With the cache off nothing is kept for another recall, so each refreshes its own.
+        """
+        cached = self._usable(row)
+        if cached is not None and cached.seq >= row.seq:
+            return cached
+        if not self.cache.enabled:
+            return refresh(None)
+        with self._refreshing.hold(row.scope):
+            cached = self._usable(row)  # as the thread this one waited for left it
+            if cached is not None and cached.seq >= row.seq:
+                return cached
+            fresh = refresh(cached)
+            if fresh is not cached:
+                self.cache.put(fresh)
+            return fresh
+
+    def _usable(self, row: ScopeRow) -> WorkingSet | None:
+        cached = self.cache.get(row.scope)
+        return cached if cached is not None and cached.scope_pk == row.pk else None
