@@ -321,6 +321,19 @@ class LiveSettings(BaseModel):
     max_connections: int = Field(
         1000, ge=1, description="Live connections per process; more are refused (1013)."
     )
+    poll_interval_s: float = Field(
+        0.25,
+        gt=0,
+        description="How often each process reads the event log for commits made by other "
+        "processes or replicas (its own commits are read at once). With no live client "
+        "connected, only event ids are read.",
+    )
+    gap_wait_s: float = Field(
+        30.0,
+        gt=0,
+        description="How long an event id skipped in the log is awaited (on PostgreSQL a "
+        "later id can commit first) before it is taken to be a rolled-back write.",
+    )
 
 
 class MaintenanceSettings(BaseModel):

@@ -186,3 +186,25 @@ async def test_a_connection_ends_at_its_lifetime(tmp_path: Path, shared_embedder
             code, said = await close_code(ws)
     assert code == 1000
     assert said[0] == {"type": "backfilled", "count": 0}
+
+
+async def assert_one_app_streams_what_the_other_writes(watched: Running, written: Running) -> None:
+    """A client streaming from ``watched`` receives a write made through ``written``."""
+    watcher = watched.client(KEY_A, conversation_id="shared")
+    async with watcher.live(backfill=0) as stream:
+        assert (await stream.receive())["type"] == "backfilled"
+        await written.client(KEY_A, conversation_id="shared").add(["Said to the other one."])
+        with anyio.fail_after(10):
+            got = [await stream.receive() for _ in range(2)]
+    assert [m["event"]["kind"] for m in got] == ["turn", "add"]
+    assert "Said to the other one." in json.dumps(got)
+
+
+async def test_two_processes_on_one_data_dir_stream_each_others_writes(
+    tmp_path: Path, shared_embedder: Any
+) -> None:
+    """Two workers of ``nmafc serve`` share the embedded stores; each streams both."""
+    settings = service_settings(tmp_path, api={"keys": BOOTSTRAP})
+    async with serve(settings, shared_embedder) as one, serve(settings, shared_embedder) as two:
+        await assert_one_app_streams_what_the_other_writes(one, two)
+        await assert_one_app_streams_what_the_other_writes(two, one)

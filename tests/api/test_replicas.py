@@ -1,4 +1,5 @@
-"""Two replicas on one PostgreSQL and one LanceDB-on-S3: each scope maintained once."""
+"""Two replicas on one PostgreSQL and one LanceDB-on-S3: each scope maintained once, and a
+live stream on either sees the writes made through both."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from nmafc.services import MaintenanceService
 
 from ..conftest import S3Server
 from .conftest import ADMIN, BOOTSTRAP, Running, serve, service_settings
+from .test_live import assert_one_app_streams_what_the_other_writes
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.s3]
 EVERY = 3
@@ -71,3 +73,15 @@ async def test_two_replicas_maintain_each_scope_exactly_once_per_interval(
     assert len({(r.scope, r.turn) for r in passes}) == len(passes)  # no interval twice
     assert _maintenance(one).reports
     assert _maintenance(two).reports
+
+
+async def test_a_live_stream_on_one_replica_sees_writes_made_through_the_other(
+    tmp_path: Path, postgres_uri: str, s3_server: S3Server, shared_embedder: Any
+) -> None:
+    prefix = f"replicas-live-{uuid.uuid4().hex[:8]}"
+    async with (
+        serve(_replica(tmp_path / "one", postgres_uri, s3_server, prefix), shared_embedder) as one,
+        serve(_replica(tmp_path / "two", postgres_uri, s3_server, prefix), shared_embedder) as two,
+    ):
+        await assert_one_app_streams_what_the_other_writes(one, two)
+        await assert_one_app_streams_what_the_other_writes(two, one)

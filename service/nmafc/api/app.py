@@ -1,14 +1,13 @@
 """The FastAPI app: ``create_app(settings)`` and the lifespan that owns everything stateful.
 
 The lifespan opens ONE :class:`MemoryEngine` (migrating the Cold ROM), the authenticator,
-the live-event hub (subscribed to the engine) and the background services; requests reach
+the live-event hub and the log tail that feeds it and the background services; requests reach
 them through the typed :class:`AppState`. The library's inline maintenance is switched off:
 here the maintenance service runs passes in the background.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,7 +30,7 @@ from nmafc.auth import Authenticator
 from nmafc.embedding.base import Embedder
 from nmafc.engine.engine import MemoryEngine
 from nmafc.errors import NmafcError
-from nmafc.live.hub import LiveHub
+from nmafc.live import ColdEventLog, LiveHub, LogTail
 from nmafc.providers import create_provider, llm_configured
 from nmafc.services import declared_services, run_services
 from nmafc.settings import Settings, load_settings
@@ -59,8 +58,13 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
             if warning:
                 log.warning("\n%s\n%s\n%s", "!" * 78, warning, "!" * 78)
             hub = LiveHub(settings.live.queue_size, settings.live.max_connections)
-            hub.bind(asyncio.get_running_loop())
-            engine.subscribe(hub.publish)
+            tail = LogTail(
+                ColdEventLog(engine.ctx.cold),
+                hub,
+                poll_s=settings.live.poll_interval_s,
+                gap_s=settings.live.gap_wait_s,
+            )
+            engine.subscribe(lambda _scope, _events: tail.nudge())
             collector = metrics.watch(engine.store_sizes, hub)
             services = tuple(declared_services(engine, settings))
             slots = anyio.CapacityLimiter(settings.server.recall_concurrency)
@@ -69,6 +73,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(run_services, services, metrics.observe_job)
+                    group.start_soon(tail.run)
                     yield {"nmafc": state}
                     group.cancel_scope.cancel()
             finally:

@@ -1,5 +1,6 @@
-"""Live events: the in-process hub that fans committed events out to WebSocket clients."""
+"""Live events: the log tail reads every commit; the hub fans them out to WebSocket clients."""
 
 from nmafc.live.hub import LiveFilter, LiveHub, Subscription
+from nmafc.live.tail import ColdEventLog, LogTail
 
-__all__ = ["LiveFilter", "LiveHub", "Subscription"]
+__all__ = ["ColdEventLog", "LiveFilter", "LiveHub", "LogTail", "Subscription"]

@@ -1,11 +1,10 @@
-"""The in-process event hub between the engine's worker threads and WebSocket clients.
+"""The event hub between the log tail and this process's WebSocket clients.
 
-The engine calls :meth:`LiveHub.publish` after each commit, on whatever thread did the
-write. ``publish`` only hands the events to the event loop (``call_soon_threadsafe``), so
-it never blocks ingestion; on the loop each event goes into the bounded queue of every
-matching subscriber of that agent. A subscriber whose queue is full is dropped — its
+The tail (:mod:`nmafc.live.tail`) reads committed events from the log and calls
+:meth:`LiveHub.deliver` on the event loop; each event goes into the bounded queue of
+every matching subscriber of its agent. A subscriber whose queue is full is dropped — its
 queue is emptied, a :data:`DROPPED` marker put in its place and its ``on_drop`` called —
-because a slow reader must cost itself, never the writers.
+because a slow reader must cost itself, never the writers (who never wait on the hub).
 """
 
 from __future__ import annotations
@@ -13,11 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Final
 
 from nmafc.core.events import Event
-from nmafc.core.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -62,25 +60,14 @@ class LiveHub:
         self.dropped_total = 0
         self.published_total = 0
         self._by_agent: dict[str, set[Subscription]] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Attach to the event loop that serves the WebSocket clients."""
-        self._loop = loop
 
     @property
     def subscribers(self) -> int:
         return sum(len(subs) for subs in self._by_agent.values())
 
-    def publish(self, scope: Scope, events: list[Event]) -> None:
-        """Engine listener: called on a worker thread after a commit. Never blocks."""
-        loop = self._loop
-        if loop is None or not events:
-            return
-        try:
-            loop.call_soon_threadsafe(self._dispatch, scope, events)
-        except RuntimeError:  # the loop is closed: the process is shutting down
-            pass
+    def agents(self) -> list[str]:
+        """The agents someone is watching: the only ones whose events are read from the log."""
+        return sorted(self._by_agent)
 
     def subscribe(self, agent_id: str, live_filter: LiveFilter) -> Subscription:
         """Register before backfilling, so nothing committed in between is missed."""
@@ -98,21 +85,20 @@ class LiveHub:
         if not subs:
             del self._by_agent[sub.agent_id]
 
-    def _dispatch(self, scope: Scope, events: Iterable[Event]) -> None:
-        subs = self._by_agent.get(scope.agent_id)
-        if not subs:
-            return
-        stamped = [_stamped(scope, event) for event in events]
-        self.published_total += len(stamped)
-        for sub in list(subs):
-            for event in stamped:
+    def deliver(self, events: Iterable[Event]) -> None:
+        """Queue each event (as stored, with its agent and conversation) for its watchers."""
+        for event in events:
+            subs = self._by_agent.get(event.agent_id or "")
+            if not subs:
+                continue
+            self.published_total += 1
+            for sub in list(subs):
                 if not sub.filter.matches(event):
                     continue
                 try:
                     sub.queue.put_nowait(event)
                 except asyncio.QueueFull:
                     self._drop(sub)
-                    break
 
     def _drop(self, sub: Subscription) -> None:
         self.unsubscribe(sub)
@@ -124,11 +110,3 @@ class LiveHub:
         log.warning("live client dropped: its queue of %d events was full", self.queue_size)
         if sub.on_drop is not None:
             sub.on_drop()
-
-
-def _stamped(scope: Scope, event: Event) -> Event:
-    """The event with its scope named (agent-wide purges are published on ``_agent``)."""
-    conversation = AGENT_WIDE if scope.conversation_id == "_agent" else scope.conversation_id
-    if event.agent_id == scope.agent_id and event.conversation_id is not None:
-        return event
-    return replace(event, agent_id=scope.agent_id, conversation_id=conversation)

@@ -109,6 +109,39 @@ class EventsRepo:
         )
         return [event_from_row(r) for r in rows]
 
+    def ids_after(self, after_id: int, limit: int) -> list[int]:
+        """Ids of the log's events after ``after_id``, in id order, across every agent.
+
+        With :meth:`present`, the live tail's cross-tenant reads: ids only, no tenant data,
+        so a process learns that events were committed (by it or by another replica) and
+        then reads those of the agents it streams with :meth:`of_agents`.
+        """
+        query = select(events.c.id).where(events.c.id > after_id)
+        rows = self._conn.execute(query.order_by(events.c.id).limit(limit))
+        return [int(event_id) for event_id in rows.scalars()]
+
+    def last_id(self) -> int:
+        """The highest id in the log (0 when empty); ids only, see :meth:`ids_after`."""
+        return int(self._conn.execute(select(func.max(events.c.id))).scalar() or 0)
+
+    def present(self, ids: Sequence[int]) -> list[int]:
+        """Which of ``ids`` are in the log now (ids only; see :meth:`ids_after`)."""
+        if not ids:
+            return []
+        rows = self._conn.execute(select(events.c.id).where(events.c.id.in_(list(ids))))
+        return sorted(int(event_id) for event_id in rows.scalars())
+
+    def of_agents(self, agent_ids: Sequence[str], ids: Sequence[int]) -> list[Event]:
+        """The events among ``ids`` that belong to ``agent_ids``, in id order."""
+        if not ids or not agent_ids:
+            return []
+        rows = self._conn.execute(
+            select(events)
+            .where(events.c.agent_id.in_(list(agent_ids)), events.c.id.in_(list(ids)))
+            .order_by(events.c.id)
+        )
+        return [event_from_row(r) for r in rows]
+
     def since(self, scope: Scope, seq: int, limit: int | None = None) -> list[Event]:
         """Events after ``seq``, in order."""
         query = (
