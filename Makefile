@@ -46,8 +46,8 @@ openapi: $(STAMP) $(UI_DEPS)  ## regenerate the committed OpenAPI document and t
 	$(BIN)/nmafc openapi > openapi/openapi.json
 	cd $(UI) && npm run --silent generate-api
 
-bench-http: $(STAMP)  ## recall over HTTP, 32 clients, 10^5 records in 1 and in 1,000 scopes
-	$(BIN)/nmafc bench http --records 100000 --scopes 1,1000 --clients 32 --out benchmarks/results
+bench-http: $(STAMP)  ## recall over HTTP, 32 clients, 10^5 records in 1 and in 1,000 scopes, 1 and 2 workers
+	$(BIN)/nmafc bench http --records 100000 --scopes 1,1000 --workers 1,2 --clients 32 --out benchmarks/results
 
 test: $(STAMP) ui  ## lint, type-check and the full test suite (PostgreSQL, S3 and browser included)
 	$(BIN)/ruff check service tests benchmarks

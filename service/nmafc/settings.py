@@ -75,6 +75,14 @@ class HotSettings(BaseModel):
         description="Reinforcement events a scope's LanceDB rows may lag behind the log "
         "(reads are served from RAM meanwhile); 0 writes every recall through.",
     )
+    preload_scopes: int = Field(
+        1000,
+        ge=0,
+        description="At start-up, load the working sets of up to this many scopes into RAM "
+        "in the background, most recently written first and up to half of cache_max_mb, so "
+        "that their first searches after a restart or deploy are as fast as the rest. 0: "
+        "each scope is loaded by its first search.",
+    )
     cache_max_mb: int = Field(
         1024,
         ge=0,
@@ -247,6 +255,15 @@ class ServerSettings(BaseModel):
         "is refused unless NMAFC_AUTH=off.",
     )
     port: int = Field(8000, ge=1, le=65535, description="TCP port to listen on.")
+    workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Server processes sharing the port. One Python process keeps about 1.5 "
+        "cores busy; more use more cores, each holding its own working sets in RAM. They "
+        "share the stores (the embedded ones too: leases and the live stream work across "
+        "them) and /metrics adds up all of them.",
+    )
     max_body_bytes: int = Field(
         4 * 1024 * 1024, ge=1024, description="Largest request body accepted; larger is 413."
     )

@@ -127,9 +127,13 @@ def test_serve_answers_the_readme_walkthrough_verbatim(data_dir: Path) -> None:
 
 
 def test_bench_http_smoke(data_dir: Path, tmp_path: Path) -> None:
-    options = HttpBenchOptions(records=200, scopes=[1, 20], clients=4, duration_s=1.5)
+    options = HttpBenchOptions(
+        records=200, scopes=[1, 20], clients=4, duration_s=1.5, workers=[1, 2], settle_s=0.5
+    )
     report = run(options, tmp_path / "out")
-    assert [r["scopes"] for r in report["results"]] == [1, 20]
+    assert [(r["scopes"], r["workers"]) for r in report["results"]] == [
+        (1, 1), (1, 2), (20, 1), (20, 2),
+    ]  # fmt: skip
     for result in report["results"]:
         assert result["errors"] == 0
         assert result["requests"] > 0
@@ -184,3 +188,82 @@ def test_the_worker_runs_maintenance_alone_and_stops_on_sigint(data_dir: Path) -
         output = worker.communicate(timeout=60)[0].decode()
     assert worker.returncode == 0, output[-2000:]
     assert "background service maintenance: every 0.2s" in output
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The spawned worker processes of a server process."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if f"\nPPid:\t{pid}\n" in status and b"spawn_main" in cmdline:
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+def _fresh(port: int) -> httpx.Client:
+    """A new connection each time, so requests land on whichever worker accepts them."""
+    return httpx.Client(
+        base_url=f"http://127.0.0.1:{port}",
+        headers={"Authorization": "Bearer k", "X-Agent-ID": "a", "X-Conversation-ID": "c"},
+        timeout=60,
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_serve_with_workers_shares_the_embedded_stores_across_processes(data_dir: Path) -> None:
+    port = _free_port()
+    env = {**os.environ, "NMAFC_API_KEYS": "k:*", "NMAFC_SERVER_LOG_LEVEL": "warning"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "nmafc.cli.main", "serve", "--port", str(port), "--workers", "2"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while len(_workers_of(server.pid)) < 2 or not _ready(port):
+            assert server.poll() is None, server.stdout.read().decode() if server.stdout else ""
+            assert time.monotonic() < deadline, "nmafc serve --workers 2 did not become ready"
+            time.sleep(0.3)
+        workers = _workers_of(server.pid)
+        animals = ["otter", "heron", "badger", "lynx", "marten", "ibis"]
+        for animal in animals:
+            with _fresh(port) as http:
+                added = http.post(
+                    "/v1/memories", json={"facts": [{"content": f"Ana saw a {animal}"}]}
+                )
+                assert added.status_code == 201, added.text
+        # Whichever worker answers, it sees every write, including the other worker's.
+        for animal in animals:
+            with _fresh(port) as http:
+                found = http.post("/v1/memories/search", json={"query": f"{animal}?"}).json()
+                assert animal in found["context"]
+        with _fresh(port) as http:
+            metrics = http.get("/metrics").text
+        adds = re.search(r'nmafc_http_requests_total\{method="POST",route="/v1/memories",'
+                         r'status="201"\} (\S+)', metrics)  # fmt: skip
+        assert adds and float(adds.group(1)) == len(animals)  # summed over the workers
+        os.kill(workers[0], signal.SIGKILL)
+        while workers[0] in _workers_of(server.pid) or len(_workers_of(server.pid)) < 2:
+            assert time.monotonic() < deadline + 120, "the killed worker was not replaced"
+            time.sleep(0.3)
+        for _ in range(4):  # a request on either worker, the new one included
+            with _fresh(port) as http:
+                listed = http.get("/v1/memories").json()
+                assert len(listed["items"]) == len(animals)
+    finally:
+        server.send_signal(signal.SIGINT)
+        output = server.communicate(timeout=60)[0].decode()
+    assert server.returncode == 0, output[-2000:]
+    assert "workers    2 processes" in output
+
+
+def _ready(port: int) -> bool:
+    try:
+        return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False

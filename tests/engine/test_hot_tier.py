@@ -115,3 +115,48 @@ def test_with_the_cache_off_every_recall_reads_the_scope_afresh(
         assert engine.ctx.hot.cache.nbytes() == 0
     finally:
         engine.close()
+
+
+def test_preloading_loads_the_most_recently_written_scopes_first(
+    settings: Settings, shared_embedder: object
+) -> None:
+    oldest, older, newest = (Scope("agent-p", c) for c in ("c1", "c2", "c3"))
+    writer = MemoryEngine.open(settings, embedder=shared_embedder)  # type: ignore[arg-type]
+    for scope in (oldest, older, newest):
+        writer.remember(scope, [say(f"I keep bees in {scope.conversation_id}.")])
+    writer.close()
+    engine = MemoryEngine.open(settings, embedder=shared_embedder)  # type: ignore[arg-type]
+    try:
+        assert engine.preload(2) == 2
+        assert engine.ctx.hot.loads == 2
+        assert engine.ctx.archive.loads == 2
+        for scope in (newest, older):  # already in RAM: no load on the first search
+            assert engine.recall(scope, "bees", RecallOptions(reinforce=False)).hits
+        assert engine.ctx.hot.loads == 2
+        engine.recall(oldest, "bees", RecallOptions(reinforce=False))
+        assert engine.ctx.hot.loads == 3
+    finally:
+        engine.close()
+
+
+def test_preloading_stops_when_asked_and_never_runs_without_a_cache(
+    settings: Settings, shared_embedder: object, scope: Scope
+) -> None:
+    engine = MemoryEngine.open(settings, embedder=shared_embedder)  # type: ignore[arg-type]
+    try:
+        engine.remember(scope, [say("I keep bees.")])
+        engine.ctx.hot.cache.drop()
+        stop = threading.Event()
+        stop.set()
+        assert engine.preload(10, stop) == 0
+        assert engine.preload(0) == 0
+        assert engine.preload(10) == 1
+    finally:
+        engine.close()
+    off = settings.model_copy(update={"hot": settings.hot.model_copy(update={"cache_max_mb": 0})})
+    engine = MemoryEngine.open(off, embedder=shared_embedder)  # type: ignore[arg-type]
+    try:
+        assert engine.preload(10) == 0
+        assert engine.ctx.hot.loads == 0
+    finally:
+        engine.close()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import anyio
 import pytest
 
@@ -77,6 +81,41 @@ def test_leases_exclude_each_other_across_connections(settings: Settings) -> Non
     finally:
         first.close()
         second.close()
+
+
+_HOLD_A_LEASE = """
+import sys
+from nmafc.storage.cold import ColdStore
+store = ColdStore.open(sys.argv[1], migrate=False)
+with store.lease("job") as held:
+    print("held" if held else "refused", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_sqlite_lease_excludes_the_other_workers_until_they_let_go_or_die(
+    tmp_path: Path,
+) -> None:
+    uri = f"sqlite:///{tmp_path / 'cold.db'}"
+    store = ColdStore.open(uri)
+    worker = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_A_LEASE, uri],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert worker.stdout is not None
+        assert worker.stdout.readline().strip() == "held"
+        with store.lease("job") as held:
+            assert not held
+        with store.lease("another job") as other:
+            assert other
+        worker.kill()  # kill -9: the kernel releases what the process held
+        worker.wait(10)
+        with store.lease("job") as held:
+            assert held
+    finally:
+        worker.kill()
+        store.close()
 
 
 def test_lease_keys_are_stable_signed_64_bit() -> None:

@@ -59,6 +59,7 @@ def unscoped_statements(
     engine.page(AgentScope("agent-scoped"), tier="ActiveContext", entity="x")
     engine.graph(AgentScope("agent-scoped"))
     engine.due_scopes()
+    engine.preload(10)
     engine.maintain(scope)
     engine.export_snapshot(scope, tmp_path / "snap.json")
     engine.forget(scope, result.added[1].id)

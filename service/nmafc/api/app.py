@@ -9,6 +9,8 @@ here the maintenance service runs passes in the background.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -70,11 +72,14 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
             slots = anyio.CapacityLimiter(settings.server.recall_concurrency)
             provider = create_provider(settings.llm) if llm_configured(settings.llm) else None
             state = AppState(settings, engine, auth, hub, metrics, services, slots, provider)
+            stop_preload = threading.Event()
             try:
                 async with anyio.create_task_group() as group:
                     group.start_soon(run_services, services, metrics.observe_job)
                     group.start_soon(tail.run)
+                    group.start_soon(_preload, engine, settings.hot.preload_scopes, stop_preload)
                     yield {"nmafc": state}
+                    stop_preload.set()
                     group.cancel_scope.cancel()
             finally:
                 if provider is not None:
@@ -110,6 +115,21 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     )
     app.openapi = partial(_openapi, app)  # type: ignore[method-assign]
     return app
+
+
+async def _preload(engine: MemoryEngine, max_scopes: int, stop: threading.Event) -> None:
+    """Warm the caches with recently written scopes, in the background, while serving."""
+    if max_scopes <= 0:
+        return
+    started = time.perf_counter()
+    try:
+        # Not abandoned on cancel: the engine closes only after this thread has stopped,
+        # which ``stop`` makes it do after the scope it is loading.
+        loaded = await run_sync(engine.preload, max_scopes, stop)
+    except NmafcError as exc:
+        log.warning("preloading working sets stopped: %s", exc.detail)
+        return
+    log.info("preloaded %d scopes in %.1f s", loaded, time.perf_counter() - started)
 
 
 def _service_settings(settings: Settings) -> Settings:

@@ -2,11 +2,20 @@
 
 Each app gets its own registry (two apps in one process — tests, the two-replica check —
 must not share counters). Store sizes and live-connection counts are read at scrape time.
+
+With ``nmafc serve --workers N`` a scrape reaches one worker but must report the service:
+the supervisor gives the workers a shared ``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client's
+multiprocess mode), every worker's counters and histograms are written there, and a scrape
+adds them up; the process figures (CPU, memory) are summed over the workers' processes.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from prometheus_client import (
     CollectorRegistry,
@@ -14,6 +23,7 @@ from prometheus_client import (
     Histogram,
     ProcessCollector,
     generate_latest,
+    multiprocess,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -24,15 +34,29 @@ from nmafc.services.base import ServiceRun
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+
+@contextmanager
+def shared_metrics_dir() -> Iterator[Path]:
+    """A fresh multiprocess directory for the workers spawned inside the block."""
+    with tempfile.TemporaryDirectory(prefix="nmafc-metrics-") as path:
+        os.environ[MULTIPROC_ENV] = path
+        try:
+            yield Path(path)
+        finally:
+            del os.environ[MULTIPROC_ENV]
 
 
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
+        self.shared_dir = os.environ.get(MULTIPROC_ENV) or None
         # process_cpu_seconds_total, process_resident_memory_bytes, open fds: what an
         # operator sizes replicas by, and what `nmafc bench http` divides by its recalls.
-        ProcessCollector(registry=r)
+        if self.shared_dir is None:
+            ProcessCollector(registry=r)
         self.requests = Counter(
             "nmafc_http_requests", "HTTP requests by route template.",
             ["method", "route", "status"], registry=r,
@@ -81,10 +105,46 @@ class Metrics:
         """Register the scrape-time collector of store sizes and live clients."""
         collector = _Gauges(sizes, hub)
         self.registry.register(collector)
+        self._gauges = collector
         return collector
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        if self.shared_dir is None:
+            return generate_latest(self.registry)
+        merged = CollectorRegistry()
+        multiprocess.MultiProcessCollector(merged, path=self.shared_dir)  # type: ignore[no-untyped-call]
+        merged.register(_WorkerProcesses(Path(self.shared_dir)))
+        if getattr(self, "_gauges", None) is not None:
+            merged.register(self._gauges)
+        return generate_latest(merged)
+
+
+class _WorkerProcesses(Collector):
+    """CPU seconds and resident memory summed over the workers (the pids in the shared dir)."""
+
+    def __init__(self, shared_dir: Path) -> None:
+        self._dir = shared_dir
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        pids = {int(f.stem.rsplit("_", 1)[-1]) for f in self._dir.glob("*.db")} | {os.getpid()}
+        cpu = rss = 0.0
+        ticks, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+        for pid in pids:
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # gone, or not Linux
+                continue
+            cpu += (int(stat[11]) + int(stat[12])) / ticks  # utime + stime
+            rss += int(stat[21]) * page
+        yield CounterMetricFamily(
+            "process_cpu_seconds", "CPU seconds of the live worker processes.", value=cpu
+        )
+        yield GaugeMetricFamily(
+            "process_resident_memory_bytes", "Resident memory of the worker processes.", value=rss
+        )
 
 
 class _Gauges(Collector):

@@ -2,8 +2,11 @@
 
 For each scope count it loads ``records`` synthetic records spread over that many
 conversations of one agent (random unit vectors and templated text, as ``bench engine``
-does), starts ``nmafc serve`` on a free loopback port in a child process (auth on, an
-admin key), touches every scope once (cold working sets load on first use), then lets
+does), then for each of ``workers`` starts ``nmafc serve --workers N`` on a free loopback
+port in a child process (auth on, an admin key), touches every scope once (the first
+search of a scope a worker has not preloaded loads it: that is the reported warm-up), lets
+the clients run unmeasured for ``settle`` seconds (each worker holds its own working sets,
+and a scope warmed through one worker may be searched through another), then lets
 ``clients`` closed-loop clients send ``POST /v1/memories/search`` to random scopes for
 ``duration`` seconds. With ``--url`` it measures an already running service instead and
 loads nothing. Clients and server share this machine's cores; the report says so.
@@ -51,6 +54,8 @@ class HttpBenchOptions:
     api_key: str | None = None
     reinforce: bool = False
     budget_tokens: int = 1000
+    workers: tuple[int, ...] | list[int] = (1,)
+    settle_s: float = 10.0
 
 
 def run(options: HttpBenchOptions, out: Path) -> dict[str, Any]:
@@ -58,15 +63,26 @@ def run(options: HttpBenchOptions, out: Path) -> dict[str, Any]:
     results = []
     for n_scopes in options.scopes:
         if options.url:
-            result = asyncio.run(_measure(options.url, options.api_key, n_scopes, options))
+            runs = [asyncio.run(_measure(options.url, options.api_key, n_scopes, options))]
         else:
             with tempfile.TemporaryDirectory(prefix="nmafc-bench-http-") as data_dir:
-                result = _measure_local(Path(data_dir), n_scopes, options)
-        results.append(result)
-        print(_row(result), file=sys.stderr, flush=True)
+                load_s = load(Path(data_dir), options.records, n_scopes)
+                runs = [
+                    {**_measure_local(Path(data_dir), n_scopes, workers, options),
+                     "load_seconds": round(load_s, 1)}
+                    for workers in options.workers
+                ]  # fmt: skip
+        for result in runs:
+            results.append(result)
+            print(_row(result), file=sys.stderr, flush=True)
     report = {
         "benchmark": "http",
-        "options": {**asdict(options), "scopes": list(options.scopes), "api_key": None},
+        "options": {
+            **asdict(options),
+            "scopes": list(options.scopes),
+            "workers": list(options.workers),
+            "api_key": None,
+        },
         "machine": {"cpus": os.cpu_count()},
         "results": results,
     }
@@ -76,8 +92,9 @@ def run(options: HttpBenchOptions, out: Path) -> dict[str, Any]:
     return report
 
 
-def _measure_local(data_dir: Path, n_scopes: int, options: HttpBenchOptions) -> dict[str, Any]:
-    load_s = load(data_dir, options.records, n_scopes)
+def _measure_local(
+    data_dir: Path, n_scopes: int, workers: int, options: HttpBenchOptions
+) -> dict[str, Any]:
     key = "bench-" + secrets.token_urlsafe(16)
     port = _free_port()
     env = {
@@ -91,7 +108,16 @@ def _measure_local(data_dir: Path, n_scopes: int, options: HttpBenchOptions) -> 
         if name in ("NMAFC_COLD_URI", "NMAFC_HOT_URI", "NMAFC_CONFIG"):
             del env[name]
     server = subprocess.Popen(
-        [sys.executable, "-m", "nmafc.cli.main", "serve", "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "nmafc.cli.main",
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],  # fmt: skip
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -99,7 +125,7 @@ def _measure_local(data_dir: Path, n_scopes: int, options: HttpBenchOptions) -> 
     try:
         url = f"http://127.0.0.1:{port}"
         _wait_ready(url, server, deadline=time.monotonic() + 180)
-        result = asyncio.run(_measure(url, key, n_scopes, options))
+        result = {**asyncio.run(_measure(url, key, n_scopes, options)), "workers": workers}
     finally:
         server.terminate()
         try:
@@ -107,7 +133,6 @@ def _measure_local(data_dir: Path, n_scopes: int, options: HttpBenchOptions) -> 
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-    result["load_seconds"] = round(load_s, 1)
     return result
 
 
@@ -176,18 +201,22 @@ async def _measure(
 
         latencies: list[float] = []
         errors = 0
-        stop = time.monotonic() + options.duration_s
 
-        async def client(connection: KeepAliveConnection) -> None:
+        async def client(connection: KeepAliveConnection, stop: float, measured: bool) -> None:
             nonlocal errors
             while time.monotonic() < stop:
                 ms, ok = await recall(rng.randrange(n_scopes), connection)
-                latencies.append(ms)
-                errors += 0 if ok else 1
+                if measured:
+                    latencies.append(ms)
+                    errors += 0 if ok else 1
 
+        if options.settle_s > 0:
+            settle_until = time.monotonic() + options.settle_s
+            await asyncio.gather(*(client(c, settle_until, False) for c in idle))
         before = await _server_process(url, headers)
         started = time.perf_counter()
-        await asyncio.gather(*(client(connection) for connection in idle))
+        stop = time.monotonic() + options.duration_s
+        await asyncio.gather(*(client(c, stop, True) for c in idle))
         elapsed = time.perf_counter() - started
         after = await _server_process(url, headers)
     finally:
@@ -300,7 +329,8 @@ def _row(r: dict[str, Any]) -> str:
     )
     rss = r.get("server_rss_mb")
     return (
-        f"| {r['records']:,} | {r['scopes']:,} | {r['clients']} | {lat['p50']:.1f} | "
+        f"| {r['records']:,} | {r['scopes']:,} | {r.get('workers', '–')} | {r['clients']} | "
+        f"{lat['p50']:.1f} | "
         f"{lat['p95']:.1f} | {lat['p99']:.1f} | {r['throughput_rps']:.1f} | {r['errors']} | "
         f"{used} | {'–' if rss is None else f'{rss:,}'} |"
     )
@@ -309,17 +339,19 @@ def _row(r: dict[str, Any]) -> str:
 def markdown(report: dict[str, Any]) -> str:
     cpus = report["machine"]["cpus"]
     lines = [
-        "| records | scopes | clients | p50 ms | p95 ms | p99 ms | searches/s | errors "
+        "| records | scopes | workers | clients | p50 ms | p95 ms | p99 ms | searches/s | errors "
         "| server CPU ms/search | server cores | searches/s at all cores | server RSS MB |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(_row(r) for r in report["results"]),
         "",
         f"POST /v1/memories/search (budget {report['options']['budget_tokens']} tokens, "
         f"reinforce={report['options']['reinforce']}), closed-loop clients on the same "
         f"{cpus}-core machine as the server; synthetic records. Server CPU is the "
-        "`process_cpu_seconds_total` the server reports on `/metrics` over the window; "
+        "`process_cpu_seconds_total` the server reports on `/metrics` over the window (all "
+        "workers); "
         f"searches/s at all cores is {cpus} cores divided by the CPU per search, the most "
         "this machine could serve at that cost per search. RSS is the server's resident "
-        "memory at the end of the window.",
+        "memory at the end of the window (all workers). Each run follows "
+        f"{report['options']['settle_s']:g} s of unmeasured load.",
     ]
     return "\n".join(lines) + "\n"

@@ -35,7 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the HTTP + WebSocket service")
     serve.add_argument("--host", default=None, help="interface (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default 8000)")
-    serve.set_defaults(run=lambda a: _service().serve(_settings_from(a), a.host, a.port))
+    serve.add_argument(
+        "--workers", type=int, default=None, help="processes (default 1; NMAFC_SERVER_WORKERS)"
+    )
+    serve.set_defaults(run=lambda a: _service().serve(_settings_from(a), a.host, a.port, a.workers))
 
     worker = sub.add_parser("worker", help="run only the background maintenance services")
     worker.set_defaults(run=lambda a: _service().worker(_settings_from(a)))
@@ -141,6 +144,12 @@ def _parser() -> argparse.ArgumentParser:
     http.add_argument("--scopes", default="1,1000", help="scope counts to run, comma-separated")
     http.add_argument("--clients", type=int, default=32, help="concurrent clients")
     http.add_argument("--duration", type=float, default=30.0, help="seconds of load per run")
+    http.add_argument(
+        "--workers", default="1", help="server processes to run each with, comma-separated"
+    )
+    http.add_argument(
+        "--settle", type=float, default=10.0, help="seconds of unmeasured load before each run"
+    )
     http.add_argument("--url", default=None, help="an already running service (else: start one)")
     http.add_argument("--api-key", default=None, help="key for --url")
     http.add_argument("--reinforce", action="store_true", help="recalls reinforce (writes)")
@@ -276,6 +285,8 @@ def _bench_http(args: argparse.Namespace) -> int:
         url=args.url,
         api_key=args.api_key,
         reinforce=args.reinforce,
+        workers=[int(w) for w in args.workers.split(",") if w],
+        settle_s=args.settle,
     )
     report = run(options, args.out)
     print(markdown(report))

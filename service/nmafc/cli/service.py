@@ -6,6 +6,7 @@ import json
 import logging
 import signal
 import sys
+from functools import partial
 from typing import Any
 
 import anyio
@@ -17,8 +18,10 @@ from nmafc.settings import Settings
 log = logging.getLogger("nmafc.cli")
 
 
-def serve(settings: Settings, host: str | None, port: int | None) -> int:
-    """Run the HTTP service in this process until interrupted."""
+def serve(
+    settings: Settings, host: str | None, port: int | None, workers: int | None = None
+) -> int:
+    """Run the HTTP service until interrupted: in this process, or in ``workers`` processes."""
     import uvicorn
 
     from nmafc.api import create_app
@@ -26,7 +29,11 @@ def serve(settings: Settings, host: str | None, port: int | None) -> int:
     from nmafc.web import BUILD_HINT, dashboard_built
 
     server = settings.server.model_copy(
-        update={"host": host or settings.server.host, "port": port or settings.server.port}
+        update={
+            "host": host or settings.server.host,
+            "port": port or settings.server.port,
+            "workers": workers or settings.server.workers,
+        }
     )
     settings = settings.model_copy(update={"server": server})
     configure_logging(server.log_format, server.log_level)
@@ -42,9 +49,12 @@ def serve(settings: Settings, host: str | None, port: int | None) -> int:
         f"  docs       {base}/docs\n"
         f"  live       {base.replace('http', 'ws', 1)}/ws/live\n"
         f"  dashboard  {dashboard}\n"
-        f"  stores     {settings.resolved_cold_uri()} + {settings.resolved_hot_uri()}",
+        f"  stores     {settings.resolved_cold_uri()} + {settings.resolved_hot_uri()}"
+        + (f"\n  workers    {server.workers} processes" if server.workers > 1 else ""),
         flush=True,
     )
+    if server.workers > 1:
+        return _serve_workers(settings)
     uvicorn.run(
         create_app(settings),
         host=server.host,
@@ -54,6 +64,46 @@ def serve(settings: Settings, host: str | None, port: int | None) -> int:
         timeout_graceful_shutdown=10,
     )
     return 0
+
+
+def _serve_workers(settings: Settings) -> int:
+    """``settings.server.workers`` processes on one socket, kept alive by uvicorn's supervisor.
+
+    The stores are opened here once first (migrated, created, a lagging Hot tier replayed),
+    so that the workers do not race to. Each worker is spawned, not forked (it inherits no
+    threads or native state), and builds its own app from the pickled settings; a worker
+    that dies is replaced.
+    """
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from nmafc.api.metrics import shared_metrics_dir
+    from nmafc.engine.engine import MemoryEngine
+
+    MemoryEngine.open(settings).close()
+    server = settings.server
+    with shared_metrics_dir():
+        config = uvicorn.Config(
+            partial(worker_app, settings),
+            factory=True,
+            host=server.host,
+            port=server.port,
+            workers=server.workers,
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=10,
+        )
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
+    return 0
+
+
+def worker_app(settings: Settings) -> Any:
+    """The app of one spawned worker (module level, so the supervisor can pickle it)."""
+    from nmafc.api import create_app
+    from nmafc.api.logs import configure_logging
+
+    configure_logging(settings.server.log_format, settings.server.log_level)
+    return create_app(settings)
 
 
 def worker(settings: Settings) -> int:

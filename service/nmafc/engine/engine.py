@@ -8,6 +8,7 @@ block on writes.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -325,6 +326,30 @@ class MemoryEngine:
 
     def maintenance_due(self, scope: Scope) -> bool:
         return self._maintenance.due(scope)
+
+    def preload(self, max_scopes: int, stop: threading.Event | None = None) -> int:
+        """Load the working sets and archives of recently written scopes into RAM.
+
+        Most recently written first, until ``max_scopes`` are loaded, the caches hold half
+        their budget (the rest is for the scopes actually searched), or ``stop`` is set.
+        Returns how many scopes were loaded. A scope being searched meanwhile is loaded
+        once: its first search waits for this load rather than starting another.
+        """
+        caches = (self.ctx.hot.cache, self.ctx.archive.cache)
+        if max_scopes <= 0 or not all(cache.enabled for cache in caches):
+            return 0
+        with self.ctx.cold.read() as session:
+            rows = session.scopes.recent_among(session.scopes.agents(), max_scopes)
+        loaded = 0
+        for row in rows:
+            if stop is not None and stop.is_set():
+                break
+            if any(cache.nbytes() * 2 >= cache.max_bytes for cache in caches):
+                break
+            self.ctx.hot.working_set(row)
+            self.ctx.archive.index(row)
+            loaded += 1
+        return loaded
 
     def due_scopes(self, limit: int = 200) -> list[Scope]:
         """Scopes whose maintenance is due (what the background service walks)."""

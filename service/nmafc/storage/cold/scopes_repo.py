@@ -108,6 +108,18 @@ class ScopesRepo:
         """Every scope, for start-up replay only."""
         return [row for agent in self.agents() for row in self.of(AgentScope(agent))]
 
+    def recent_among(self, agents: Sequence[str], limit: int) -> list[ScopeRow]:
+        """Scopes of these agents, the most recently written first."""
+        if not agents or limit <= 0:
+            return []
+        rows = self._conn.execute(
+            select(scopes)
+            .where(scopes.c.agent_id.in_(list(agents)))
+            .order_by(scopes.c.updated_at.desc(), scopes.c.id.desc())
+            .limit(limit)
+        )
+        return [_row(r) for r in rows]
+
     def due_among(self, agents: Sequence[str], every_turns: float, limit: int) -> list[ScopeRow]:
         """Scopes of these agents whose clock moved ``every_turns`` since their last pass."""
         if not agents:

@@ -150,6 +150,7 @@ class ColdStore:
         return self.vector_search
 
     def close(self) -> None:
+        self._leases.close()
         self.engine.dispose()
 
     @contextmanager
