@@ -77,7 +77,9 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
                 async with anyio.create_task_group() as group:
                     group.start_soon(run_services, services, metrics.observe_job)
                     group.start_soon(tail.run)
-                    group.start_soon(_preload, engine, settings.hot.preload_scopes, stop_preload)
+                    group.start_soon(
+                        _preload, engine, settings.hot.preload_scopes, stop_preload, metrics
+                    )
                     yield {"nmafc": state}
                     stop_preload.set()
                     group.cancel_scope.cancel()
@@ -117,11 +119,14 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     return app
 
 
-async def _preload(engine: MemoryEngine, max_scopes: int, stop: threading.Event) -> None:
+async def _preload(
+    engine: MemoryEngine, max_scopes: int, stop: threading.Event, metrics: Metrics
+) -> None:
     """Warm the caches with recently written scopes, in the background, while serving."""
     if max_scopes <= 0:
         return
     started = time.perf_counter()
+    metrics.preloading.set(1)
     try:
         # Not abandoned on cancel: the engine closes only after this thread has stopped,
         # which ``stop`` makes it do after the scope it is loading.
@@ -129,6 +134,8 @@ async def _preload(engine: MemoryEngine, max_scopes: int, stop: threading.Event)
     except NmafcError as exc:
         log.warning("preloading working sets stopped: %s", exc.detail)
         return
+    finally:
+        metrics.preloading.set(0)
     log.info("preloaded %d scopes in %.1f s", loaded, time.perf_counter() - started)
 
 

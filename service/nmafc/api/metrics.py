@@ -20,6 +20,7 @@ from pathlib import Path
 from prometheus_client import (
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     ProcessCollector,
     generate_latest,
@@ -92,6 +93,11 @@ class Metrics:
         self.job_failures = Counter(
             "nmafc_background_job_failures", "Background service rounds that failed.",
             ["service"], registry=r,
+        )  # fmt: skip
+        self.preloading = Gauge(
+            "nmafc_preloading_workers", "Server processes still preloading working sets "
+            "(hot.preload_scopes); searches of scopes not yet loaded load them first.",
+            registry=r, multiprocess_mode="livesum",
         )  # fmt: skip
 
     def observe_job(self, run: ServiceRun) -> None:

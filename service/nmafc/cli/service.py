@@ -6,7 +6,6 @@ import json
 import logging
 import signal
 import sys
-from functools import partial
 from typing import Any
 
 import anyio
@@ -54,7 +53,9 @@ def serve(
         flush=True,
     )
     if server.workers > 1:
-        return _serve_workers(settings)
+        from nmafc.cli.workers import serve_workers
+
+        return serve_workers(settings)
     uvicorn.run(
         create_app(settings),
         host=server.host,
@@ -64,46 +65,6 @@ def serve(
         timeout_graceful_shutdown=10,
     )
     return 0
-
-
-def _serve_workers(settings: Settings) -> int:
-    """``settings.server.workers`` processes on one socket, kept alive by uvicorn's supervisor.
-
-    The stores are opened here once first (migrated, created, a lagging Hot tier replayed),
-    so that the workers do not race to. Each worker is spawned, not forked (it inherits no
-    threads or native state), and builds its own app from the pickled settings; a worker
-    that dies is replaced.
-    """
-    import uvicorn
-    from uvicorn.supervisors import Multiprocess
-
-    from nmafc.api.metrics import shared_metrics_dir
-    from nmafc.engine.engine import MemoryEngine
-
-    MemoryEngine.open(settings).close()
-    server = settings.server
-    with shared_metrics_dir():
-        config = uvicorn.Config(
-            partial(worker_app, settings),
-            factory=True,
-            host=server.host,
-            port=server.port,
-            workers=server.workers,
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=10,
-        )
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
-    return 0
-
-
-def worker_app(settings: Settings) -> Any:
-    """The app of one spawned worker (module level, so the supervisor can pickle it)."""
-    from nmafc.api import create_app
-    from nmafc.api.logs import configure_logging
-
-    configure_logging(settings.server.log_format, settings.server.log_level)
-    return create_app(settings)
 
 
 def worker(settings: Settings) -> int:

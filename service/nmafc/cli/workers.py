@@ -1,0 +1,127 @@
+"""``nmafc serve --workers N``: N server processes on one port, and their supervisor.
+
+Each worker listens on its own ``SO_REUSEPORT`` socket, so the kernel spreads incoming
+connections over the workers. With one socket shared by every worker (uvicorn's
+``--workers``), whichever worker wakes first accepts: measured here, a burst of 32
+keep-alive connections all landed on one worker, which then did all the work.
+
+Workers are spawned, not forked: a worker inherits no threads or native state, and builds
+its app from the pickled settings. The supervisor opens the stores once before starting
+any (migrations, table creation, replay of a lagging Hot tier), so workers do not race to;
+it replaces a worker that dies, stops when one cannot start, and on SIGINT or SIGTERM
+stops them all (each finishes its requests in flight).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import signal
+import socket
+import sys
+import threading
+import time
+from multiprocessing.process import BaseProcess
+
+from nmafc.settings import Settings
+
+log = logging.getLogger("nmafc.cli")
+
+STARTUP_FAILURE = 3  # uvicorn's exit code when the app's lifespan fails to start
+STOP_TIMEOUT_S = 30.0
+
+
+def serve_workers(settings: Settings) -> int:
+    """Run ``settings.server.workers`` workers until interrupted; 1 if a worker cannot start."""
+    from nmafc.api.metrics import shared_metrics_dir
+    from nmafc.engine.engine import MemoryEngine
+
+    server = settings.server
+    try:  # a plain bind fails if anything holds the port, SO_REUSEPORT listeners included
+        with socket.socket(_family(server.host), socket.SOCK_STREAM) as probe:
+            probe.bind((server.host.strip("[]"), server.port))
+    except OSError as exc:
+        log.error("cannot listen on %s:%s: %s. Fix: stop what uses the port, or pass "
+                  "another --port (NMAFC_SERVER_PORT).", server.host, server.port, exc)  # fmt: skip
+        return 1
+    MemoryEngine.open(settings).close()
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    spawn = multiprocessing.get_context("spawn")
+    failed = False
+    with shared_metrics_dir():
+        workers = [_start(spawn, settings) for _ in range(settings.server.workers)]
+        while not stop.wait(0.5):
+            for index, worker in enumerate(workers):
+                if worker.is_alive():
+                    continue
+                if worker.exitcode == STARTUP_FAILURE:
+                    log.error("a worker could not start (see above); stopping")
+                    failed = True
+                    stop.set()
+                    break
+                log.warning("worker %s exited with %s; starting another", worker.pid,
+                            worker.exitcode)  # fmt: skip
+                workers[index] = _start(spawn, settings)
+        _stop_all(workers)
+    return 1 if failed else 0
+
+
+def _start(spawn: multiprocessing.context.SpawnContext, settings: Settings) -> BaseProcess:
+    worker = spawn.Process(target=run_worker, args=(settings,), name="nmafc-worker")
+    worker.start()
+    return worker
+
+
+def _stop_all(workers: list[BaseProcess]) -> None:
+    for worker in workers:
+        if worker.is_alive() and worker.pid is not None:
+            worker.terminate()  # SIGTERM: uvicorn's graceful shutdown
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    for worker in workers:
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+
+
+def run_worker(settings: Settings) -> None:
+    """One worker: its own socket on the shared port, its own app, until SIGTERM."""
+    import uvicorn
+
+    from nmafc.api import create_app
+    from nmafc.api.logs import configure_logging
+
+    server = settings.server
+    configure_logging(server.log_format, server.log_level)
+    try:
+        listener = listening_socket(server.host, server.port)
+    except OSError as exc:
+        log.error("worker cannot listen on %s:%s: %s", server.host, server.port, exc)
+        sys.exit(STARTUP_FAILURE)
+    config = uvicorn.Config(
+        create_app(settings),
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=10,
+    )
+    worker = uvicorn.Server(config)
+    worker.run(sockets=[listener])
+    if not worker.started:  # the lifespan failed: restarting would fail the same way
+        sys.exit(STARTUP_FAILURE)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A listening socket that other processes may also bind to (``SO_REUSEPORT``)."""
+    listener = socket.socket(_family(host), socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    listener.bind((host.strip("[]"), port))
+    listener.listen(2048)
+    listener.set_inheritable(False)
+    return listener
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
