@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -489,6 +489,13 @@ class Settings(BaseSettings):
     data_dir: Path | None = Field(
         None, description="Where embedded stores live. Default: the per-user data directory."
     )
+
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        # NMAFC_DATA_DIR= would otherwise be Path(""): the current folder, which the
+        # service never writes into.
+        return None if isinstance(value, str) and not value.strip() else value
     extractor: Literal["rules", "verbatim", "llm"] = Field(
         "rules",
         description="rules: LLM-free fact extraction; verbatim: one fact per message as said; "

@@ -246,7 +246,8 @@ def test_serve_with_workers_shares_the_embedded_stores_across_processes(data_dir
             metrics = http.get("/metrics").text
         adds = re.search(r'nmafc_http_requests_total\{method="POST",route="/v1/memories",'
                          r'status="201"\} (\S+)', metrics)  # fmt: skip
-        assert adds and float(adds.group(1)) == len(animals)  # summed over the workers
+        assert adds is not None
+        assert float(adds.group(1)) == len(animals)  # summed over the workers
         os.kill(workers[0], signal.SIGKILL)
         while workers[0] in _workers_of(server.pid) or len(_workers_of(server.pid)) < 2:
             assert time.monotonic() < deadline + 120, "the killed worker was not replaced"
@@ -267,3 +268,15 @@ def _ready(port: int) -> bool:
         return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def test_an_empty_data_dir_variable_means_the_default_never_the_current_folder(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nmafc.settings import load_settings
+
+    monkeypatch.setenv("NMAFC_DATA_DIR", "")
+    settings = load_settings()
+    assert settings.data_dir is None
+    assert settings.resolved_data_dir().is_absolute()
+    assert settings.resolved_data_dir() != Path.cwd()
