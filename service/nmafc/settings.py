@@ -490,12 +490,6 @@ class Settings(BaseSettings):
         None, description="Where embedded stores live. Default: the per-user data directory."
     )
 
-    @field_validator("data_dir", mode="before")
-    @classmethod
-    def _empty_is_unset(cls, value: object) -> object:
-        # NMAFC_DATA_DIR= would otherwise be Path(""): the current folder, which the
-        # service never writes into.
-        return None if isinstance(value, str) and not value.strip() else value
     extractor: Literal["rules", "verbatim", "llm"] = Field(
         "rules",
         description="rules: LLM-free fact extraction; verbatim: one fact per message as said; "
@@ -536,6 +530,13 @@ class Settings(BaseSettings):
         if path is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
         return tuple(sources)
+
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        # NMAFC_DATA_DIR= would otherwise be Path(""): the current folder, which the
+        # service never writes into.
+        return None if isinstance(value, str) and not value.strip() else value
 
     def resolved_data_dir(self) -> Path:
         """The data directory, created on first use."""

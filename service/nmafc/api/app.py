@@ -131,8 +131,8 @@ async def _preload(
         # Not abandoned on cancel: the engine closes only after this thread has stopped,
         # which ``stop`` makes it do after the scope it is loading.
         loaded = await run_sync(engine.preload, max_scopes, stop)
-    except NmafcError as exc:
-        log.warning("preloading working sets stopped: %s", exc.detail)
+    except Exception as exc:  # a cache warm-up must never take the service down
+        log.warning("preloading working sets stopped: %s", exc)
         return
     finally:
         metrics.preloading.set(0)

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 
 from nmafc.settings import Settings
 
@@ -50,7 +51,7 @@ def serve_workers(settings: Settings) -> int:
         signal.signal(sig, lambda *_: stop.set())
     spawn = multiprocessing.get_context("spawn")
     failed = False
-    with shared_metrics_dir():
+    with shared_metrics_dir() as shared:
         workers = [_start(spawn, settings) for _ in range(settings.server.workers)]
         while not stop.wait(0.5):
             for index, worker in enumerate(workers):
@@ -63,6 +64,7 @@ def serve_workers(settings: Settings) -> int:
                     break
                 log.warning("worker %s exited with %s; starting another", worker.pid,
                             worker.exitcode)  # fmt: skip
+                _forget_metrics_of(worker, shared)
                 workers[index] = _start(spawn, settings)
         _stop_all(workers)
     return 1 if failed else 0
@@ -72,6 +74,14 @@ def _start(spawn: multiprocessing.context.SpawnContext, settings: Settings) -> B
     worker = spawn.Process(target=run_worker, args=(settings,), name="nmafc-worker")
     worker.start()
     return worker
+
+
+def _forget_metrics_of(worker: BaseProcess, shared: Path) -> None:
+    """Drop a dead worker's live gauges (its counters still count in the totals)."""
+    from prometheus_client import multiprocess
+
+    if worker.pid is not None:
+        multiprocess.mark_process_dead(worker.pid, str(shared))  # type: ignore[no-untyped-call]
 
 
 def _stop_all(workers: list[BaseProcess]) -> None:

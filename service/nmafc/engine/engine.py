@@ -347,7 +347,8 @@ class MemoryEngine:
             if any(cache.nbytes() * 2 >= cache.max_bytes for cache in caches):
                 break
             self.ctx.hot.working_set(row)
-            self.ctx.archive.index(row)
+            if not self.ctx.cold.vector_search:  # else the database searches the archive
+                self.ctx.archive.index(row)
             loaded += 1
         return loaded
 

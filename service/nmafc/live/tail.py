@@ -133,7 +133,12 @@ class LogTail:
             visible = sorted([*visible, *filled])
             for event_id in [i for i, until in self.gaps.items() if until <= now]:
                 del self.gaps[event_id]
-        return self.events.of_agents(agents, visible) if agents and visible else []
+        if not agents:
+            return []
+        found: list[Event] = []
+        for start in range(0, len(visible), self.batch):  # bounded statement parameters
+            found += self.events.of_agents(agents, visible[start : start + self.batch])
+        return found
 
     def _new_ids(self, now: float) -> list[int]:
         assert self.last is not None
