@@ -174,6 +174,11 @@ async def test_a_slow_client_is_dropped_and_never_blocks_ingestion(
         assert said[-1]["type"] == "error"
         assert app.state.hub.dropped_total == 1
         assert app.state.hub.subscribers == 0
+        metrics = (
+            await app.http.get("/metrics", headers={"Authorization": f"Bearer {ADMIN}"})
+        ).text
+        assert "nmafc_live_dropped_total 1.0" in metrics
+        assert "nmafc_live_connections 0.0" in metrics
         assert len((await a.list()).items) == 6
 
 

@@ -59,3 +59,18 @@ async def test_the_number_of_subscribers_is_bounded() -> None:
     hub.unsubscribe(sub)
     hub.subscribe("b", LiveFilter())
     assert hub.agents() == ["b"]
+
+
+async def test_an_observer_hears_every_change_of_the_counts() -> None:
+    heard: list[tuple[str, int]] = []
+    hub = LiveHub(queue_size=1, max_subscribers=10, observe=lambda k, n: heard.append((k, n)))
+    slow = hub.subscribe("a", LiveFilter())
+    other = hub.subscribe("b", LiveFilter())
+    hub.deliver([event(1), event(2)])  # the second overflows a's queue
+    hub.unsubscribe(slow)  # already dropped: not counted twice
+    hub.unsubscribe(other)
+    assert heard == [
+        ("subscribers", 1), ("subscribers", 1),
+        ("published", 1), ("published", 1), ("subscribers", -1), ("dropped", 1),
+        ("subscribers", -1),
+    ]  # fmt: skip

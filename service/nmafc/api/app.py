@@ -59,7 +59,9 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
             warning = await run_sync(auth.check_exposure, settings.server.host)
             if warning:
                 log.warning("\n%s\n%s\n%s", "!" * 78, warning, "!" * 78)
-            hub = LiveHub(settings.live.queue_size, settings.live.max_connections)
+            hub = LiveHub(
+                settings.live.queue_size, settings.live.max_connections, metrics.observe_live
+            )
             tail = LogTail(
                 ColdEventLog(engine.ctx.cold),
                 hub,
@@ -67,7 +69,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
                 gap_s=settings.live.gap_wait_s,
             )
             engine.subscribe(lambda _scope, _events: tail.nudge())
-            collector = metrics.watch(engine.store_sizes, hub)
+            collector = metrics.watch(engine.store_sizes)
             services = tuple(declared_services(engine, settings))
             slots = anyio.CapacityLimiter(settings.server.recall_concurrency)
             provider = create_provider(settings.llm) if llm_configured(settings.llm) else None

@@ -1,7 +1,7 @@
 """Prometheus metrics of one app instance. Labels are route templates and kinds, never ids.
 
 Each app gets its own registry (two apps in one process — tests, the two-replica check —
-must not share counters). Store sizes and live-connection counts are read at scrape time.
+must not share counters). Store sizes are read at scrape time.
 
 With ``nmafc serve --workers N`` a scrape reaches one worker but must report the service:
 the supervisor gives the workers a shared ``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client's
@@ -30,7 +30,6 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from nmafc.engine.engine import StoreSizes
-from nmafc.live.hub import LiveHub
 from nmafc.services.base import ServiceRun
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -94,6 +93,16 @@ class Metrics:
             "nmafc_background_job_failures", "Background service rounds that failed.",
             ["service"], registry=r,
         )  # fmt: skip
+        self.live_connections = Gauge(
+            "nmafc_live_connections", "Open /ws/live subscriptions.",
+            registry=r, multiprocess_mode="livesum",
+        )  # fmt: skip
+        self.live_dropped = Counter(
+            "nmafc_live_dropped", "Live clients dropped for falling behind.", registry=r
+        )
+        self.live_published = Counter(
+            "nmafc_live_events_published", "Events handed to live clients.", registry=r
+        )
         self.preloading = Gauge(
             "nmafc_preloading_workers", "Server processes still preloading working sets "
             "(hot.preload_scopes); searches of scopes not yet loaded load them first.",
@@ -107,9 +116,18 @@ class Metrics:
         if run.failed:
             self.job_failures.labels(run.service).inc()
 
-    def watch(self, sizes: Callable[[], StoreSizes], hub: LiveHub) -> Collector:
-        """Register the scrape-time collector of store sizes and live clients."""
-        collector = _Gauges(sizes, hub)
+    def observe_live(self, kind: str, change: int) -> None:
+        """Hub observer: a live client came or went, was dropped, or events were handed on."""
+        if kind == "subscribers":
+            self.live_connections.inc(change)
+        elif kind == "dropped":
+            self.live_dropped.inc(change)
+        elif kind == "published":
+            self.live_published.inc(change)
+
+    def watch(self, sizes: Callable[[], StoreSizes]) -> Collector:
+        """Register the scrape-time collector of store sizes."""
+        collector = _Gauges(sizes)
         self.registry.register(collector)
         self._gauges = collector
         return collector
@@ -154,9 +172,8 @@ class _WorkerProcesses(Collector):
 
 
 class _Gauges(Collector):
-    def __init__(self, sizes: Callable[[], StoreSizes], hub: LiveHub) -> None:
+    def __init__(self, sizes: Callable[[], StoreSizes]) -> None:
         self._sizes = sizes
-        self._hub = hub
 
     def describe(self) -> list[Metric]:
         return []  # collected lazily: describing would read the stores at registration
@@ -178,14 +195,3 @@ class _Gauges(Collector):
                 "RAM held by working-set caches.",
                 value=sizes.cache_bytes,
             )
-        yield GaugeMetricFamily(
-            "nmafc_live_connections", "Open /ws/live subscriptions.", value=self._hub.subscribers
-        )
-        yield CounterMetricFamily(
-            "nmafc_live_dropped", "Live clients dropped for falling behind.",
-            value=self._hub.dropped_total,
-        )  # fmt: skip
-        yield CounterMetricFamily(
-            "nmafc_live_events_published", "Events handed to the live hub.",
-            value=self._hub.published_total,
-        )  # fmt: skip

@@ -53,13 +53,21 @@ class TooManySubscribers(Exception):
     """The process already serves ``max_connections`` live clients."""
 
 
+Observer = Callable[[str, int], None]  # ("subscribers" | "dropped" | "published", change)
+
+
 class LiveHub:
-    def __init__(self, queue_size: int, max_subscribers: int) -> None:
+    """Fan-out to this process's subscribers; ``observe`` hears every change of its counts."""
+
+    def __init__(
+        self, queue_size: int, max_subscribers: int, observe: Observer | None = None
+    ) -> None:
         self.queue_size = queue_size
         self.max_subscribers = max_subscribers
         self.dropped_total = 0
         self.published_total = 0
         self._by_agent: dict[str, set[Subscription]] = {}
+        self._observe = observe or (lambda _kind, _change: None)
 
     @property
     def subscribers(self) -> int:
@@ -75,13 +83,15 @@ class LiveHub:
             raise TooManySubscribers
         sub = Subscription(agent_id, live_filter, asyncio.Queue(self.queue_size))
         self._by_agent.setdefault(agent_id, set()).add(sub)
+        self._observe("subscribers", 1)
         return sub
 
     def unsubscribe(self, sub: Subscription) -> None:
         subs = self._by_agent.get(sub.agent_id)
-        if subs is None:
+        if subs is None or sub not in subs:
             return
         subs.discard(sub)
+        self._observe("subscribers", -1)
         if not subs:
             del self._by_agent[sub.agent_id]
 
@@ -92,6 +102,7 @@ class LiveHub:
             if not subs:
                 continue
             self.published_total += 1
+            self._observe("published", 1)
             for sub in list(subs):
                 if not sub.filter.matches(event):
                     continue
@@ -104,6 +115,7 @@ class LiveHub:
         self.unsubscribe(sub)
         sub.dropped = True
         self.dropped_total += 1
+        self._observe("dropped", 1)
         while not sub.queue.empty():
             sub.queue.get_nowait()
         sub.queue.put_nowait(DROPPED)
