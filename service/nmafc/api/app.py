@@ -82,8 +82,10 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
                     group.start_soon(
                         _preload, engine, settings.hot.preload_scopes, stop_preload, metrics
                     )
-                    yield {"nmafc": state}
-                    stop_preload.set()
+                    try:
+                        yield {"nmafc": state}
+                    finally:
+                        stop_preload.set()
                     group.cancel_scope.cancel()
             finally:
                 if provider is not None:
