@@ -1,9 +1,9 @@
 """The FastAPI app: ``create_app(settings)`` and the lifespan that owns everything stateful.
 
 The lifespan opens ONE :class:`MemoryEngine` (migrating the Cold ROM), the authenticator,
-the live-event hub and the log tail that feeds it and the background services; requests reach
-them through the typed :class:`AppState`. The library's inline maintenance is switched off:
-here the maintenance service runs passes in the background.
+the live-event hub with the log tail that feeds it, and the background services; requests
+reach them through the typed :class:`AppState`. The library's inline maintenance is
+switched off: here the maintenance service runs passes in the background.
 """
 
 from __future__ import annotations

@@ -53,6 +53,7 @@ class Metrics:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.shared_dir = os.environ.get(MULTIPROC_ENV) or None
+        self._gauges: Collector | None = None
         # process_cpu_seconds_total, process_resident_memory_bytes, open fds: what an
         # operator sizes replicas by, and what `nmafc bench http` divides by its recalls.
         if self.shared_dir is None:
@@ -138,7 +139,7 @@ class Metrics:
         merged = CollectorRegistry()
         multiprocess.MultiProcessCollector(merged, path=self.shared_dir)  # type: ignore[no-untyped-call]
         merged.register(_WorkerProcesses(Path(self.shared_dir)))
-        if getattr(self, "_gauges", None) is not None:
+        if self._gauges is not None:
             merged.register(self._gauges)
         return generate_latest(merged)
 

@@ -65,7 +65,6 @@ class LiveHub:
         self.queue_size = queue_size
         self.max_subscribers = max_subscribers
         self.dropped_total = 0
-        self.published_total = 0
         self._by_agent: dict[str, set[Subscription]] = {}
         self._observe = observe or (lambda _kind, _change: None)
 
@@ -101,7 +100,6 @@ class LiveHub:
             subs = self._by_agent.get(event.agent_id or "")
             if not subs:
                 continue
-            self.published_total += 1
             self._observe("published", 1)
             for sub in list(subs):
                 if not sub.filter.matches(event):
