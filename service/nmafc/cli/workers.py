@@ -1,9 +1,10 @@
 """``nmafc serve --workers N``: N server processes on one port, and their supervisor.
 
-Each worker listens on its own ``SO_REUSEPORT`` socket, so the kernel spreads incoming
-connections over the workers. With one socket shared by every worker (uvicorn's
-``--workers``), whichever worker wakes first accepts: measured here, a burst of 32
-keep-alive connections all landed on one worker, which then did all the work.
+The supervisor alone listens, and hands each connection to the worker with the fewest
+open ones (see :mod:`nmafc.cli.handoff`). With one socket shared by every worker
+(uvicorn's ``--workers``), whichever worker wakes first accepts: measured here, a burst of
+32 keep-alive connections all landed on one worker, which then did all the work; with a
+``SO_REUSEPORT`` socket each, the kernel's hash split them 14 and 18.
 
 Workers are spawned, not forked: a worker inherits no threads or native state, and builds
 its app from the pickled settings. The supervisor opens the stores once before starting
@@ -21,9 +22,11 @@ import socket
 import sys
 import threading
 import time
+from ctypes import c_int64
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
+from nmafc.cli.handoff import ConnectionDealer, HandedConnectionsServer, WorkerLink, link_pair
 from nmafc.settings import Settings
 
 log = logging.getLogger("nmafc.cli")
@@ -38,9 +41,8 @@ def serve_workers(settings: Settings) -> int:
     from nmafc.engine.engine import MemoryEngine
 
     server = settings.server
-    try:  # a plain bind fails if anything holds the port, SO_REUSEPORT listeners included
-        with socket.socket(_family(server.host), socket.SOCK_STREAM) as probe:
-            probe.bind((server.host.strip("[]"), server.port))
+    try:
+        listener = listening_socket(server.host, server.port)
     except OSError as exc:
         log.error("cannot listen on %s:%s: %s. Fix: stop what uses the port, or pass "
                   "another --port (NMAFC_SERVER_PORT).", server.host, server.port, exc)  # fmt: skip
@@ -51,8 +53,11 @@ def serve_workers(settings: Settings) -> int:
         signal.signal(sig, lambda *_: stop.set())
     spawn = multiprocessing.get_context("spawn")
     failed = False
-    with shared_metrics_dir() as shared:
-        workers = [_start(spawn, settings) for _ in range(settings.server.workers)]
+    with listener, shared_metrics_dir() as shared:
+        started = [_start(spawn, settings) for _ in range(settings.server.workers)]
+        workers = [worker for worker, _ in started]
+        dealer = ConnectionDealer(listener, [link for _, link in started])
+        dealer.start()
         while not stop.wait(0.5):
             for index, worker in enumerate(workers):
                 if worker.is_alive():
@@ -65,15 +70,23 @@ def serve_workers(settings: Settings) -> int:
                 log.warning("worker %s exited with %s; starting another", worker.pid,
                             worker.exitcode)  # fmt: skip
                 _forget_metrics_of(worker, shared)
-                workers[index] = _start(spawn, settings)
+                workers[index], link = _start(spawn, settings)
+                dealer.replace(index, link)
+        dealer.stop()
         _stop_all(workers)
     return 1 if failed else 0
 
 
-def _start(spawn: multiprocessing.context.SpawnContext, settings: Settings) -> BaseProcess:
-    worker = spawn.Process(target=run_worker, args=(settings,), name="nmafc-worker")
+def _start(
+    spawn: multiprocessing.context.SpawnContext, settings: Settings
+) -> tuple[BaseProcess, WorkerLink]:
+    link, channel = link_pair(spawn.RawValue("q", 0))
+    worker = spawn.Process(
+        target=run_worker, args=(settings, channel, link.closed), name="nmafc-worker"
+    )
     worker.start()
-    return worker
+    channel.close()  # the worker has its own copy
+    return worker, link
 
 
 def _forget_metrics_of(worker: BaseProcess, shared: Path) -> None:
@@ -96,8 +109,8 @@ def _stop_all(workers: list[BaseProcess]) -> None:
             worker.join()
 
 
-def run_worker(settings: Settings) -> None:
-    """One worker: its own socket on the shared port, its own app, until SIGTERM."""
+def run_worker(settings: Settings, channel: socket.socket, closed: c_int64) -> None:
+    """One worker: its own app, serving the connections handed over ``channel``, until SIGTERM."""
     import uvicorn
 
     from nmafc.api import create_app
@@ -105,28 +118,24 @@ def run_worker(settings: Settings) -> None:
 
     server = settings.server
     configure_logging(server.log_format, server.log_level)
-    try:
-        listener = listening_socket(server.host, server.port)
-    except OSError as exc:
-        log.error("worker cannot listen on %s:%s: %s", server.host, server.port, exc)
-        sys.exit(STARTUP_FAILURE)
     config = uvicorn.Config(
         create_app(settings),
+        host=server.host,
+        port=server.port,
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=10,
     )
-    worker = uvicorn.Server(config)
-    worker.run(sockets=[listener])
+    worker = HandedConnectionsServer(config, channel, closed)
+    worker.run()
     if not worker.started:  # the lifespan failed: restarting would fail the same way
         sys.exit(STARTUP_FAILURE)
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
-    """A listening socket that other processes may also bind to (``SO_REUSEPORT``)."""
+    """The service's listening socket; binding fails if anything else holds the port."""
     listener = socket.socket(_family(host), socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     listener.bind((host.strip("[]"), port))
     listener.listen(2048)
     listener.set_inheritable(False)
