@@ -168,7 +168,10 @@ class EmbeddingSettings(BaseModel):
         "CPU: larger batches cost more per text).",
     )
     threads: int = Field(
-        0, ge=0, description="ONNX Runtime intra-op threads for the bundled model; 0 = auto."
+        0,
+        ge=0,
+        description="ONNX Runtime intra-op threads for the bundled model; 0 = auto (up to 4; "
+        "with several server workers, each worker its share of the cores).",
     )
     timeout_s: float = Field(30.0, gt=0, description="Remote embedding request timeout.")
 
