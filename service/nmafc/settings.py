@@ -173,6 +173,13 @@ class EmbeddingSettings(BaseModel):
         description="ONNX Runtime intra-op threads for the bundled model; 0 = auto (up to 4; "
         "with several server workers, each worker its share of the cores).",
     )
+    quantized_queries: bool = Field(
+        True,
+        description="Embed search questions with the bundled model's int8-activation graph: "
+        "about 2x less CPU per question, vectors within cosine 0.995 of the float32 path "
+        "that stored texts always take (built once, cached in the user cache folder). "
+        "False: questions take the float32 path too.",
+    )
     timeout_s: float = Field(30.0, gt=0, description="Remote embedding request timeout.")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -32,6 +32,20 @@ class Embedder(Protocol):
     def close(self) -> None:
         """Release sessions or connections."""
         ...
+
+
+@runtime_checkable
+class QueryEmbedder(Protocol):
+    """An embedder with a cheaper path for search questions than for stored texts."""
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """One row per question, comparable with ``embed``'s rows."""
+        ...
+
+
+def query_path(embedder: Embedder) -> Callable[[Sequence[str]], Vectors]:
+    """How to embed search questions with ``embedder``: its query path if it has one."""
+    return embedder.embed_queries if isinstance(embedder, QueryEmbedder) else embedder.embed
 
 
 def normalise(vectors: npt.NDArray[np.floating]) -> Vectors:

@@ -31,4 +31,8 @@ def create_embedder(settings: EmbeddingSettings) -> Embedder:
             fix="Set NMAFC_EMBEDDING_BASE_URL, or unset NMAFC_EMBEDDING_MODEL to use "
             f"{MODEL_NAME}.",
         )
-    return OnnxMiniLM(batch_size=settings.batch_size, threads=settings.threads)
+    return OnnxMiniLM(
+        batch_size=settings.batch_size,
+        threads=settings.threads,
+        quantized_queries=settings.quantized_queries,
+    )

@@ -13,12 +13,14 @@ import threading
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from tokenizers import Tokenizer
 
 from nmafc.embedding.base import Vectors, normalise
+from nmafc.embedding.quantized import quantized_model
 from nmafc.errors import MissingExtra, ModelIntegrityError
 
 MODEL_NAME = "all-MiniLM-L6-v2-int8"
@@ -108,14 +110,21 @@ def padded_ids(
 class OnnxMiniLM:
     """all-MiniLM-L6-v2 with mean pooling and L2 normalisation, batched and thread-safe."""
 
-    def __init__(self, *, batch_size: int = 16, threads: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        batch_size: int = 16,
+        threads: int = 0,
+        quantized_queries: bool = True,
+        cache_dir: Path | None = None,
+    ) -> None:
         import onnxruntime as ort
 
         path = model_path()
         verify_file(path, MODEL_SHA256)
         self._tokenizer = load_tokenizer()
 
-        def session(intra_threads: int) -> ort.InferenceSession:
+        def session(intra_threads: int, model: str | bytes = str(path)) -> ort.InferenceSession:
             options = ort.SessionOptions()
             options.intra_op_num_threads = intra_threads
             options.inter_op_num_threads = 1
@@ -124,13 +133,20 @@ class OnnxMiniLM:
             # vector scan and keyword search use right after a query is embedded.
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             return ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+                model, sess_options=options, providers=["CPUExecutionProvider"]
             )
 
         # Batches use every core; a single query is faster on one thread and leaves the
         # other core to the searches running beside it.
         self._batch = session(threads or max(1, min(4, os.cpu_count() or 1)))
         self._single = session(1)
+        # Questions take the int8-activation graph (see quantized): recall embeds a batch
+        # of them beside other recalls' work, so on one thread.
+        self._queries = (
+            session(1, quantized_model(path, MODEL_SHA256, cache_dir))
+            if quantized_queries
+            else None
+        )
         self._input_names = {i.name for i in self._batch.get_inputs()}
         self._batch_size = batch_size
 
@@ -153,13 +169,20 @@ class OnnxMiniLM:
             out[idx] = self._embed_batch([texts[i] for i in idx])
         return out
 
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Vectors for questions to search with: the quantized graph unless it is off."""
+        if self._queries is None or not texts:
+            return self.embed(texts)
+        return self._run(self._queries, list(texts))
+
     def _embed_batch(self, texts: list[str]) -> Vectors:
-        small = len(texts) <= _SMALL_BATCH
+        return self._run(self._single if len(texts) <= _SMALL_BATCH else self._batch, texts)
+
+    def _run(self, session: Any, texts: list[str]) -> Vectors:
         ids, mask = padded_ids(self._tokenizer, texts)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        session = self._single if small else self._batch
         hidden = session.run(["last_hidden_state"], feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nmafc.embedding.base import Embedder
+from nmafc.embedding.base import Embedder, query_path
 from nmafc.engine.candidates import Hits
 from nmafc.engine.coalesce import Coalescer
 from nmafc.storage.hot.working_set import Vector, WorkingSet
@@ -55,8 +55,9 @@ class RecallBatching:
     """
 
     def __init__(self, embedder: Embedder, max_batch: int) -> None:
+        embed_queries = query_path(embedder)
         self.queries: Coalescer[str, Vector] = Coalescer(
-            lambda texts: list(embedder.embed(texts)), max_batch
+            lambda texts: list(embed_queries(texts)), max_batch
         )
         # A scan fails alone only for a bad query (wrong dimension), so isolating is cheap.
         self.scans: Coalescer[Scan, list[Hits]] = Coalescer(

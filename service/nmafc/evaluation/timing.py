@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from nmafc.embedding.base import Embedder, Vectors
+from nmafc.embedding.base import Embedder, Vectors, query_path
 
 
 class TimedEmbedder:
@@ -34,9 +34,16 @@ class TimedEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed through ``inner`` and add the elapsed time to the totals."""
+        return self._timed(self._inner.embed, texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """Questions through ``inner``'s query path, timed like ``embed``."""
+        return self._timed(query_path(self._inner), texts)
+
+    def _timed(self, embed: Callable[[Sequence[str]], Vectors], texts: Sequence[str]) -> Vectors:
         start = time.perf_counter()
         try:
-            return self._inner.embed(texts)
+            return embed(texts)
         finally:
             elapsed = time.perf_counter() - start
             with self._lock:
