@@ -29,6 +29,8 @@ RUN pip install --no-cache-dir "$(ls /wheels/nmafc-*.whl)[postgres,s3]" \
     && useradd --create-home --uid 10001 nmafc \
     && mkdir -p /data && chown nmafc /data
 USER nmafc
+# Build the model's quantized query graph into the user's cache now, not at every start.
+RUN python -c "from nmafc.embedding.onnx_minilm import OnnxMiniLM; OnnxMiniLM().close()"
 VOLUME ["/data"]
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \

@@ -27,6 +27,7 @@ python3 -m venv "$work/build"
 echo "== stage runtime: pip install the wheel into a fresh virtualenv"
 python3 -m venv "$work/runtime"
 "$work/runtime/bin/pip" install --quiet "$(ls "$work"/wheels/nmafc-*.whl)[postgres,s3]"
+"$work/runtime/bin/python" -c "from nmafc.embedding.onnx_minilm import OnnxMiniLM; OnnxMiniLM().close()"
 port=$("$work/runtime/bin/python" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
 NMAFC_DATA_DIR="$work/data" NMAFC_AUTH=off "$work/runtime/bin/nmafc" serve --host 127.0.0.1 --port "$port" \
   >"$work/serve.log" 2>&1 &
