@@ -27,7 +27,7 @@ from nmafc.api.metrics import Metrics
 from nmafc.api.middleware import RequestContext
 from nmafc.api.routes import chat, events, health, live, memories, scopes
 from nmafc.api.schemas import Problem
-from nmafc.api.state import AppState
+from nmafc.api.state import AppState, RecallThreads
 from nmafc.auth import Authenticator
 from nmafc.embedding.base import Embedder
 from nmafc.engine.engine import MemoryEngine
@@ -71,9 +71,11 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
             engine.subscribe(lambda _scope, _events: tail.nudge())
             collector = metrics.watch(engine.store_sizes)
             services = tuple(declared_services(engine, settings))
-            slots = anyio.CapacityLimiter(settings.server.recall_concurrency)
+            recall_threads = RecallThreads(settings.server.recall_concurrency)
             provider = create_provider(settings.llm) if llm_configured(settings.llm) else None
-            state = AppState(settings, engine, auth, hub, metrics, services, slots, provider)
+            state = AppState(
+                settings, engine, auth, hub, metrics, services, recall_threads, provider
+            )
             stop_preload = threading.Event()
             try:
                 async with anyio.create_task_group() as group:
@@ -88,6 +90,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
                         stop_preload.set()
                     group.cancel_scope.cancel()
             finally:
+                await run_sync(recall_threads.close)
                 if provider is not None:
                     await provider.aclose()
             metrics.registry.unregister(collector)

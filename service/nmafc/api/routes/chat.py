@@ -215,7 +215,7 @@ class ChatCall:
         )
         try:
             recall = partial(self.state.engine.recall, self.scope, question, options)
-            result = await run_sync(recall, limiter=self.state.recall_slots)
+            result = await self.state.recall_threads.run(recall)
         except Exception as exc:  # memory must never take the call down with it
             self._skipped("recall", exc)
             return None

@@ -89,7 +89,7 @@ async def search_memories(
     )
     started = time.perf_counter()
     recall = partial(_recall_json, engine.recall, tenant.reach(body.scope), body.query, options)
-    hits, payload = await run_sync(recall, limiter=state.recall_slots)  # FIFO, bounded
+    hits, payload = await state.recall_threads.run(recall)  # FIFO, bounded
     metrics.recalls.labels(body.scope).inc()
     metrics.recall_seconds.labels(body.scope).observe(time.perf_counter() - started)
     metrics.recall_hits.observe(hits)
