@@ -56,15 +56,19 @@ def serve(
         from nmafc.cli.workers import serve_workers
 
         return serve_workers(settings)
-    uvicorn.run(
-        create_app(settings),
-        host=server.host,
-        port=server.port,
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=10,
-    )
+    uvicorn.run(create_app(settings), **uvicorn_options(settings))
     return 0
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """How uvicorn serves the app, alone or as one of ``--workers``: our logging, not its."""
+    return {
+        "host": settings.server.host,
+        "port": settings.server.port,
+        "log_config": None,
+        "access_log": False,
+        "timeout_graceful_shutdown": 10,
+    }
 
 
 def worker(settings: Settings) -> int:

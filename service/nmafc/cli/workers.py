@@ -133,17 +133,10 @@ def run_worker(settings: Settings, channel: socket.socket, closed: c_int64) -> N
 
     from nmafc.api import create_app
     from nmafc.api.logs import configure_logging
+    from nmafc.cli.service import uvicorn_options
 
-    server = settings.server
-    configure_logging(server.log_format, server.log_level)
-    config = uvicorn.Config(
-        create_app(settings),
-        host=server.host,
-        port=server.port,
-        log_config=None,
-        access_log=False,
-        timeout_graceful_shutdown=10,
-    )
+    configure_logging(settings.server.log_format, settings.server.log_level)
+    config = uvicorn.Config(create_app(settings), **uvicorn_options(settings))
     worker = HandedConnectionsServer(config, channel, closed)
     worker.run()
     if not worker.started:  # the lifespan failed: restarting would fail the same way

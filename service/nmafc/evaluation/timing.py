@@ -18,6 +18,7 @@ class TimedEmbedder:
 
     def __init__(self, inner: Embedder, *, close_inner: bool = False) -> None:
         self._inner = inner
+        self._embed_queries = query_path(inner)
         self._close_inner = close_inner
         self._lock = threading.Lock()  # recall embeds on the engine's thread pool
         self.seconds = 0.0
@@ -38,7 +39,7 @@ class TimedEmbedder:
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         """Questions through ``inner``'s query path, timed like ``embed``."""
-        return self._timed(query_path(self._inner), texts)
+        return self._timed(self._embed_queries, texts)
 
     def _timed(self, embed: Callable[[Sequence[str]], Vectors], texts: Sequence[str]) -> Vectors:
         start = time.perf_counter()
