@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 
 import pytest
@@ -89,6 +90,32 @@ def test_scores_equal_fts5_bm25_with_the_cold_column_weights(query_terms: list[s
     assert [float(s) for s in scores] == pytest.approx([s for _, s in expected], rel=1e-9)
 
 
+def test_a_large_corpus_of_tied_documents_ranks_as_fts5_does() -> None:
+    # Few words and short texts: thousands of documents share each score, so the cut at
+    # the limit and the order within ties are both exercised.
+    rng = random.Random(7)
+    words = ["pottery", "camping", "marathon", "lake", "adoption", "cafe", "peanuts", "dog"]
+    documents = [
+        (rng.choice(words), " ".join(rng.choice(words) for _ in range(rng.randint(1, 6))))
+        for _ in range(5_000)
+    ]
+    db, index = _fts(documents), _index(documents)
+    for _ in range(20):
+        query_terms = rng.sample(words, rng.randint(1, 3))
+        phrases = " OR ".join(f'"{t}"' for t in query_terms)
+        expected = db.execute(
+            "SELECT rowid, -bm25(docs, 0.5, 1.0) AS s FROM docs WHERE docs MATCH ? "
+            "ORDER BY s DESC, rowid LIMIT 30",
+            (f"{{entity content}} : ({phrases})",),
+        ).fetchall()
+        weights = {_stem(t): idf(len(index), index.frequency(_stem(t))) for t in query_terms}
+
+        rows, scores = index.top(weights, index.total_length / len(index), limit=30)
+
+        assert [int(r) for r in rows] == [row for row, _ in expected]
+        assert [float(s) for s in scores] == pytest.approx([s for _, s in expected], rel=1e-12)
+
+
 def test_reindexing_and_removal_keep_the_statistics_exact() -> None:
     index = _index(DOCUMENTS)
     fresh = _index([DOCUMENTS[0], ("lee_allergy", "Lee now tolerates peanuts"), DOCUMENTS[2]])
@@ -146,3 +173,15 @@ def test_a_term_looked_up_before_a_change_is_scored_afresh_after_it() -> None:
     fresh.remove(int(before[0]))
     expected, _ = fresh.top(pottery, 5.0, limit=10)
     assert after.tolist() == expected.tolist()
+
+
+def test_a_new_average_length_rescores_a_term_looked_up_before() -> None:
+    pottery = {_stem("pottery"): 1.0}
+    index = _index(DOCUMENTS)
+    index.top(pottery, 5.0, limit=10)
+
+    _, rescored = index.top(pottery, 9.0, limit=10)
+
+    _, fresh = _index(DOCUMENTS).top(pottery, 9.0, limit=10)
+    assert rescored.tolist() == fresh.tolist()
+    assert rescored.tolist() != index.top(pottery, 5.0, limit=10)[1].tolist()

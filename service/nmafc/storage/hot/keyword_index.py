@@ -11,12 +11,14 @@ scope's documents rather than the whole table.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from nmafc.core.keyword import K1, B, index_terms
+from nmafc.storage.hot.top_k import kth_highest
 
 ENTITY_WEIGHT = 0.5
 CONTENT_WEIGHT = 1.0
@@ -31,7 +33,7 @@ class KeywordIndex:
         self._postings: dict[str, dict[int, float]] = {}
         # Each term's postings as arrays, built at its first lookup and dropped when it
         # changes: turning a common term's dict into arrays cost more than scoring it.
-        self._arrays: dict[str, tuple[Rows, Scores]] = {}
+        self._arrays: dict[str, _Posting] = {}
         self._terms_of: dict[int, tuple[str, ...]] = {}
         self._length = np.zeros(64, dtype=np.float64)
         self._tie = np.zeros(64, dtype=np.int64)
@@ -88,30 +90,37 @@ class KeywordIndex:
     ) -> tuple[Rows, Scores]:
         """The ``limit`` best rows for the terms in ``idf`` and their BM25 scores.
 
-        Best first; equal scores go by the rows' ``tie`` keys.
+        Best first; equal scores go by the rows' ``tie`` keys. Only the terms' postings are
+        touched: a row's score is the sum over its terms, summed in the order of ``idf``.
         """
-        total = np.zeros(len(self._length), dtype=np.float64)
-        matched = np.zeros(len(self._length), dtype=bool)
-        for term, weight in idf.items():
-            arrays = self._posting_arrays(term)
-            if arrays is None:
-                continue
-            rows, freq = arrays
-            norm = K1 * (1 - B + B * self._length[rows] / (average_length or 1.0))
-            total[rows] += weight * freq * (K1 + 1) / (freq + norm)
-            matched[rows] = True
-        hit = np.flatnonzero(matched)
-        scores = total[hit]
+        parts = [
+            (weight, scored)
+            for term, weight in idf.items()
+            if (scored := self._scored(term, average_length or 1.0)) is not None
+        ]
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        hit = np.concatenate([rows for _, (rows, _) in parts])
+        scores = np.concatenate([weight * saturated for weight, (_, saturated) in parts])
+        if len(parts) > 1:
+            # A stable sort keeps each row's terms in order (a merge of sorted runs).
+            order = np.argsort(hit, kind="stable")
+            hit, scores = hit[order], scores[order]
+            starts = np.flatnonzero(np.concatenate(([True], hit[1:] != hit[:-1])))
+            hit, scores = hit[starts], np.add.reduceat(scores, starts)
         if len(hit) > limit:
             # Everything tied with the limit-th score stays in, for the tie keys to decide.
-            cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-            keep = scores >= cut
+            keep = scores >= kth_highest(scores, limit)
             hit, scores = hit[keep], scores[keep]
         order = np.lexsort((self._tie[hit], -scores))[:limit]
         return hit[order], scores[order]
 
-    def _posting_arrays(self, term: str) -> tuple[Rows, Scores] | None:
-        """``term``'s rows and weights. Readers may race to build them: both agree."""
+    def _scored(self, term: str, average_length: float) -> tuple[Rows, Scores] | None:
+        """``term``'s rows (ascending) and their BM25 term-frequency part at this length.
+
+        Built at the term's first lookup and kept until it changes, with the part for the
+        last average length asked; readers may race to build either, and both agree.
+        """
         arrays = self._arrays.get(term)
         if arrays is None:
             posting = self._postings.get(term)
@@ -119,8 +128,22 @@ class KeywordIndex:
                 return None
             rows = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
             freq = np.fromiter(posting.values(), dtype=np.float64, count=len(posting))
-            arrays = self._arrays[term] = (rows, freq)
-        return arrays
+            order = np.argsort(rows)
+            arrays = self._arrays[term] = _Posting(rows[order], freq[order])
+        saturated = arrays.saturated
+        if saturated is None or saturated[0] != average_length:
+            rows, freq = arrays.rows, arrays.freq
+            norm = K1 * (1 - B + B * self._length[rows] / average_length)
+            saturated = (average_length, freq * (K1 + 1) / (freq + norm))
+            arrays.saturated = saturated
+        return arrays.rows, saturated[1]
+
+
+@dataclass(slots=True)
+class _Posting:
+    rows: Rows
+    freq: Scores
+    saturated: tuple[float, Scores] | None = None  # (average length, tf part) last asked
 
 
 def _grown(array: npt.NDArray[Any], size: int) -> npt.NDArray[Any]:

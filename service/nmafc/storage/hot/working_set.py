@@ -30,7 +30,7 @@ from nmafc.storage.hot.top_k import best_rows
 
 Vector = npt.NDArray[np.float32]
 _RECORD_OVERHEAD_BYTES = 600  # rough size of a record object with its strings and indexes
-_POSTING_BYTES = 176  # one (term, row) entry of the keyword index and its cached arrays
+_POSTING_BYTES = 184  # one (term, row) entry of the keyword index and its cached arrays
 
 
 @dataclass(frozen=True, slots=True)
