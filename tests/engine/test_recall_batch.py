@@ -14,7 +14,7 @@ from nmafc.core.scope import Scope
 from nmafc.embedding.base import Embedder, Vectors
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions, RecallResult
-from nmafc.engine.recall_batch import Scan, scan_batch
+from nmafc.engine.recall_batch import RecallBatching, Scan, scan_batch
 from nmafc.settings import Settings
 from nmafc.storage.hot.working_set import Update, WorkingSet
 from tests.conftest import _Shared
@@ -74,11 +74,11 @@ def test_concurrent_recalls_batch_their_queries_and_match_lone_recalls(
                 say("Our dog is called Oscar."),
             ],
         )
-        assert engine.ctx.batching.queries.calls == 0  # ingestion embeds on its own
+        assert engine.ctx.batching.searches.calls == 0  # ingestion embeds on its own
         alone = [engine.recall(scope, q, READ) for q in QUESTIONS]
 
         gated.release.clear()
-        queue = engine.ctx.batching.queries
+        queue = engine.ctx.batching.searches
         with ThreadPoolExecutor(max_workers=len(QUESTIONS)) as pool:
             first = pool.submit(engine.recall, scope, QUESTIONS[0], READ)
             assert gated.held.wait(30)
@@ -96,16 +96,49 @@ def test_concurrent_recalls_batch_their_queries_and_match_lone_recalls(
         _same(a, b)
 
 
+def _filled(name: str, n: int, dim: int, rng: np.random.Generator) -> WorkingSet:
+    working = WorkingSet(Scope("a", name), scope_pk=1, dim=dim)
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    working.apply([Update(record(id=f"{name}{i}"), v) for i, v in enumerate(vectors)], [], 1)
+    return working
+
+
+def test_questions_are_embedded_in_the_batch_that_scans_them_and_a_bad_scan_fails_alone(
+    shared_embedder: Embedder,
+) -> None:
+    rng = np.random.default_rng(5)
+    good = _filled("good", 50, shared_embedder.dim, rng)
+    other_model = _filled("other", 50, 8, rng)  # vectors of another dimension
+    gated = GatedEmbedder(shared_embedder)
+    batching = RecallBatching(gated, max_batch=8)
+    gated.release.clear()
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        first = pool.submit(batching.search, "Who paints?", [good], 3)
+        assert gated.held.wait(30)
+        bad = pool.submit(batching.search, "Who sings?", [other_model], 3)
+        fine = pool.submit(batching.search, "Who dances?", [good], 3)
+        deadline = time.monotonic() + 30
+        while batching.searches.pending < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        gated.release.set()
+        first.result(30)
+        vector, hits = fine.result(30)
+        with pytest.raises(ValueError, match="queries must be"):
+            bad.result(30)
+    batching.close()
+
+    assert gated.calls == [["Who paints?"], ["Who sings?", "Who dances?"]]
+    assert [rid for rid, _ in hits[0]] == [rid for rid, _ in good.search(vector, 3)]
+    assert np.allclose(vector, shared_embedder.embed(["Who dances?"])[0], atol=1e-6)
+
+
 def test_a_scan_batch_searches_each_set_once_per_limit_and_matches_search() -> None:
     rng = np.random.default_rng(4)
 
     def filled(name: str, n: int) -> WorkingSet:
-        working = WorkingSet(Scope("a", name), scope_pk=1, dim=8)
-        vectors = rng.standard_normal((n, 8)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        updates = [Update(record(id=f"{name}{i}"), v) for i, v in enumerate(vectors)]
-        working.apply(updates, [], 1)
-        return working
+        return _filled(name, n, 8, rng)
 
     a, b, empty = filled("a", 40), filled("b", 25), WorkingSet(Scope("a", "e"), 1, 8)
     queries = rng.standard_normal((4, 8)).astype(np.float32)

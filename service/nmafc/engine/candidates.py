@@ -7,7 +7,7 @@ every hit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 
@@ -27,7 +27,6 @@ from nmafc.storage.hot.working_set import WorkingSet
 
 Vector = npt.NDArray[np.float32]
 Hits = list[tuple[str, float]]
-Scanner = Callable[[Sequence[WorkingSet], Vector, int], list[Hits]]
 _REPLY_DEPTH = 10  # how many of the best turn hits may bring their reply
 
 
@@ -43,26 +42,17 @@ class Pool:
     turn_keyword: dict[int, float] = field(default_factory=dict)
 
 
-def search_each(sets: Sequence[WorkingSet], query: Vector, limit: int) -> list[Hits]:
-    """``working.search(query, limit)`` for each of ``sets``, one after the other."""
-    return [working.search(query, limit) for working in sets]
-
-
 def vector_hits(
-    sets: Sequence[WorkingSet],
-    query: Vector,
-    limit: int,
-    pool: Pool,
-    scan: Scanner = search_each,
+    sets: Sequence[WorkingSet], found: Sequence[Hits], limit: int, pool: Pool
 ) -> list[str]:
-    """Exact cosine over the RAM working sets (and archives), merged across scopes.
+    """Exact cosine hits of the RAM working sets (and archives), merged across scopes.
 
-    ``scan`` searches the sets; recall passes one that batches concurrent recalls.
+    ``found`` holds each set's hits, best first, as the recall's scan returned them.
     """
     if limit == 0:
         return []
     scored: list[tuple[float, str]] = []
-    for working, hits in zip(sets, scan(sets, query, limit), strict=True):
+    for working, hits in zip(sets, found, strict=True):
         for rid, score in hits:
             record = working.records.get(rid)
             if record is None:

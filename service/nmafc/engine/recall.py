@@ -146,16 +146,15 @@ class Recall:
             if config.turn_top_k and periods(query)
             else None
         )
-        query_vector = self.ctx.batching.embed(query)
         if history:
+            query_vector = self.ctx.batching.embed(query)
             vector = lists.cold_vector_hits(
                 cold, scope, query_vector, where, config.vector_top_k, found
             )
         else:
-            vector = lists.vector_hits(
-                [*live, *archives], query_vector, config.vector_top_k, found,
-                scan=self.ctx.batching.scan,
-            )  # fmt: skip
+            scanned = [*live, *archives]
+            query_vector, per_set = self.ctx.batching.search(query, scanned, config.vector_top_k)
+            vector = lists.vector_hits(scanned, per_set, config.vector_top_k, found)
             if archived_in_cold:
                 archived = lists.cold_archive_hits(
                     cold, scope, query_vector, config.vector_top_k, found
