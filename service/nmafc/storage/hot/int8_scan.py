@@ -9,7 +9,9 @@ The result stays exact. The coarse scores pick ``4k`` candidates, which are re-s
 float32. Rounding moves a score by at most a bound computed from each row's and the
 query's stored rounding error, so no row outside the candidates can beat the k-th exact
 score when that score exceeds the lowest candidate's coarse score by more than the bound.
-When it does not (a near-tie at the cut), that query falls back to the float32 scan.
+When it does not (vectors that barely cluster, or a near-tie at the cut), every row whose
+coarse score comes within the bound of the k-th exact score is re-scored too: rows below
+that cannot reach the top k, so the result is exact whatever the data.
 """
 
 from __future__ import annotations
@@ -27,10 +29,7 @@ BLOCK_ROWS = 16_384  # rows packed together for NumKong's batched kernel
 _LEVELS = 127
 # Covers float32 rounding of a few-hundred-term dot product and of the coarse scaling.
 _SLACK = 1e-4
-# Candidates re-scored per result wanted, tried in turn: 4k certifies most real queries;
-# on vectors that barely cluster (random ones) the k-th and 4k-th scores lie closer than
-# the rounding bound, and 16k leaves room. The float32 scan comes last.
-_WIDTHS = (4, 16)
+_WIDTH = 4  # candidates re-scored per result wanted: enough to certify most real queries
 
 
 def quantise(vectors: Vector) -> tuple[npt.NDArray[np.int8], Vector, Vector, Vector]:
@@ -63,7 +62,7 @@ class Int8Scan:
         self._max_error = 0.0  # over the quantised rows, for the rounding bound
         self._max_norm = 0.0
         self._packs: list[tuple[int, nk.PackedMatrix]] = []  # (rows packed, pack) per block
-        self.fallbacks = 0  # queries the certificate sent to the float32 scan (a statistic)
+        self.widened = 0  # queries whose certificate needed more rows re-scored (a statistic)
 
     @property
     def nbytes(self) -> int:
@@ -128,20 +127,11 @@ class Int8Scan:
         bounds = q_norm * max_error + q_error * max_norm + _SLACK * max(1.0, max_norm)
         found: list[tuple[Rows, Vector]] = []
         for i, query in enumerate(queries):
-            for width in _WIDTHS:
-                top = _certified_top(
-                    matrix, alive, coarse[i], query, k, width, float(q_scale[i]), bounds[i]
-                )
-                if top is not None:
-                    found.append(top)
-                    break
-            else:
-                self.fallbacks += 1
-                scores = matrix[:n] @ query
-                scores[~alive] = -np.inf
-                rows = best_rows(scores, k)
-                rows = rows[alive[rows]]
-                found.append((rows, scores[rows]))
+            rows, scores, widened = _exact_top(
+                matrix, alive, coarse[i], query, k, float(q_scale[i]), float(bounds[i])
+            )
+            self.widened += widened
+            found.append((rows, scores))
         return found
 
     def _coarse(self, codes: npt.NDArray[np.int8], n: int) -> Vector:
@@ -172,27 +162,35 @@ class Int8Scan:
         )
 
 
-def _certified_top(
+def _exact_top(
     matrix: Vector,
     alive: npt.NDArray[np.bool_],
     coarse: Vector,
     query: Vector,
     k: int,
-    width: int,
     query_scale: float,
     bound: float,
-) -> tuple[Rows, Vector] | None:
-    """The exact top ``k`` from the ``width · k`` best coarse rows, or None if unproven."""
+) -> tuple[Rows, Vector, bool]:
+    """The exact top ``k`` live rows, best first with ties by row, and whether it widened.
+
+    The ``_WIDTH · k`` best coarse rows are re-scored; if the k-th exact score does not
+    clear every other row's coarse score + bound, each row that comes within the bound is
+    re-scored as well.
+    """
     n = len(alive)
-    wanted = min(max(width * k, k + 64), n)
+    wanted = min(max(_WIDTH * k, k + 64), n)
     candidates = best_rows(coarse, wanted)
     candidates = candidates[alive[candidates]]
     exact = matrix[candidates] @ query
     order = np.lexsort((candidates, -exact))[:k]
     if len(candidates) < wanted or wanted == n:  # every live row was re-scored
-        return candidates[order], exact[order]
+        return candidates[order], exact[order], False
+    kth = float(exact[order[-1]]) if len(order) == k else -np.inf
     # No row left out scores above its coarse score + bound <= the lowest candidate's + bound.
-    lowest = float(coarse[candidates[-1]]) * query_scale
-    if len(order) == k and float(exact[order[-1]]) > lowest + bound:
-        return candidates[order], exact[order]
-    return None
+    if kth > float(coarse[candidates[-1]]) * query_scale + bound:
+        return candidates[order], exact[order], False
+    doubt = np.flatnonzero(coarse >= (kth - bound) / query_scale)
+    doubt = doubt[alive[doubt]]
+    exact = matrix[doubt] @ query
+    order = np.lexsort((doubt, -exact))[:k]
+    return doubt[order], exact[order], True
