@@ -127,11 +127,14 @@ def test_questions_are_embedded_in_the_batch_that_scans_them_and_a_bad_scan_fail
         vector, hits = fine.result(30)
         with pytest.raises(ValueError, match="queries must be"):
             bad.result(30)
-    batching.close()
 
     assert gated.calls == [["Who paints?"], ["Who sings?", "Who dances?"]]
     assert [rid for rid, _ in hits[0]] == [rid for rid, _ in good.search(vector, 3)]
     assert np.allclose(vector, shared_embedder.embed(["Who dances?"])[0], atol=1e-6)
+    # No hits wanted: the question is embedded, and no set is scanned, not even a bad one.
+    _, unscanned = batching.search("Who paints?", [good, other_model], 0)
+    batching.close()
+    assert unscanned == [[], []]
 
 
 def test_a_scan_batch_searches_each_set_once_per_limit_and_matches_search() -> None:

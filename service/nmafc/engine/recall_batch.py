@@ -97,10 +97,12 @@ class RecallBatching:
 
         Embedded and scanned together with the questions of concurrent recalls.
         """
-        outcome = self.searches.call(Search(query, tuple(sets) if limit > 0 else (), limit))
+        scanned = tuple(sets) if limit > 0 else ()
+        outcome = self.searches.call(Search(query, scanned, limit))
         if isinstance(outcome, Exception):
             raise outcome
-        return outcome
+        vector, hits = outcome
+        return vector, hits if scanned else [[] for _ in sets]
 
     def embed(self, query: str) -> Vector:
         """The question's vector alone (for searches that scan no working set)."""
