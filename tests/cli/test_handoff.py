@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -154,3 +157,54 @@ def test_a_worker_serves_handed_connections_and_exits_when_its_supervisor_is_gon
         dealer.stop()  # closes the supervisor's end of the channel
     thread.join(timeout=15)
     assert not thread.is_alive(), "the worker kept running without its supervisor"
+
+
+_OUT_OF_DESCRIPTORS = textwrap.dedent(
+    """
+    import logging, resource, socket, sys, time
+    from ctypes import c_int64
+    from nmafc.cli.handoff import ConnectionDealer, link_pair
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(message)s")
+    listener = socket.create_server(("127.0.0.1", 0))
+    link, theirs = link_pair(c_int64(0))
+    dealer = ConnectionDealer(listener, [link])
+    clients = [socket.create_connection(listener.getsockname()) for _ in range(3)]
+    # Leave accept() no descriptor: lower the limit, then take every one still free.
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+    hog = []
+    try:
+        while True:
+            hog.append(socket.socket())
+    except OSError:
+        pass
+    dealer.start()
+    time.sleep(1.5)
+    for held in hog:
+        held.close()
+    theirs.settimeout(5)
+    handed = [socket.recv_fds(theirs, 1, 1) for _ in clients]
+    dealer.stop()
+    print(len(handed))
+    """
+)
+
+
+def test_the_dealer_waits_between_attempts_while_out_of_descriptors() -> None:
+    # In a child process: it lowers its own open-file limit.
+    done = subprocess.run(
+        [sys.executable, "-c", _OUT_OF_DESCRIPTORS],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    failures = [line for line in done.stderr.splitlines() if "a connection failed" in line]
+
+    # Waits doubling from 10 ms: about 8 attempts in 1.5 s, where the loop without them
+    # tried (and logged) 146,201 times here.
+    assert 3 <= len(failures) <= 15
+    assert "ulimit -n" in failures[0]
+    assert "accepting connections again" in done.stderr
+    assert done.stdout.split() == ["3"]  # the queued clients were dealt once it could

@@ -16,6 +16,7 @@ supervisor is gone sees its channel close and shuts down.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import socket
 import threading
@@ -28,7 +29,12 @@ import uvicorn
 log = logging.getLogger("nmafc.cli")
 
 HAND_TIMEOUT_S = 1.0  # a worker that cannot take a connection this long is skipped
+# accept() failing is usually a lasting condition (EMFILE: out of file descriptors), so the
+# dealer waits before trying again, doubling from the first to the last, as asyncio does.
+ACCEPT_RETRY_FIRST_S = 0.01
+ACCEPT_RETRY_MAX_S = 1.0
 _MAX_FDS = 64
+_OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE)
 
 
 @dataclass(eq=False)
@@ -78,14 +84,29 @@ class ConnectionDealer:
             link.close()
 
     def _accept(self) -> None:
+        failures = 0
         while not self._stopping.is_set():
             try:
                 connection, _ = self.listener.accept()
             except OSError as exc:
                 if self._stopping.is_set():
                     return
-                log.warning("accepting a connection failed: %s", exc)
+                failures += 1
+                wait = min(ACCEPT_RETRY_MAX_S, ACCEPT_RETRY_FIRST_S * 2 ** min(failures - 1, 16))
+                fix = (
+                    " (raise the open-file limit, `ulimit -n`, or serve fewer connections)"
+                    if exc.errno in _OUT_OF_DESCRIPTORS
+                    else ""
+                )
+                log.warning(
+                    "accepting a connection failed (%d in a row, next try in %.2f s): %s%s",
+                    failures, wait, exc, fix,
+                )  # fmt: skip
+                self._stopping.wait(wait)
                 continue
+            if failures:
+                log.warning("accepting connections again after %d failures", failures)
+                failures = 0
             with connection:  # the worker holds its own copy once handed
                 self._deal(connection)
 
