@@ -32,6 +32,22 @@ def _fts(documents: list[tuple[str, str]]) -> sqlite3.Connection:
     return db
 
 
+def _fts_ranking(
+    db: sqlite3.Connection, query_terms: list[str], limit: int
+) -> list[tuple[int, float]]:
+    """FTS5's ``(rowid, score)`` for the terms, best first, weighted as the Cold search is."""
+    phrases = " OR ".join(f'"{t}"' for t in query_terms)
+    return db.execute(
+        "SELECT rowid, -bm25(docs, 0.5, 1.0) AS s FROM docs WHERE docs MATCH ? "
+        "ORDER BY s DESC, rowid LIMIT ?",
+        (f"{{entity content}} : ({phrases})", limit),
+    ).fetchall()
+
+
+def _weights(index: KeywordIndex, query_terms: list[str]) -> dict[str, float]:
+    return {_stem(t): idf(len(index), index.frequency(_stem(t))) for t in query_terms}
+
+
 def _stem(word: str) -> str:
     return index_terms(word)[0][0]
 
@@ -72,18 +88,12 @@ def test_terms_and_length_are_those_fts5_indexes(text: str) -> None:
     [["pottery"], ["caroline", "support"], ["running", "calm"], ["cafe"], ["allergic", "lake"]],
 )
 def test_scores_equal_fts5_bm25_with_the_cold_column_weights(query_terms: list[str]) -> None:
-    db = _fts(DOCUMENTS)
-    phrases = " OR ".join(f'"{t}"' for t in query_terms)
-    expected = db.execute(
-        "SELECT rowid, -bm25(docs, 0.5, 1.0) AS s FROM docs WHERE docs MATCH ? "
-        "ORDER BY s DESC, rowid",
-        (f"{{entity content}} : ({phrases})",),
-    ).fetchall()
+    expected = _fts_ranking(_fts(DOCUMENTS), query_terms, limit=10)
     index = _index(DOCUMENTS)
-    stems = [_stem(t) for t in query_terms]
-    weights = {s: idf(len(index), index.frequency(s)) for s in stems}
 
-    rows, scores = index.top(weights, index.total_length / len(index), limit=10)
+    rows, scores = index.top(
+        _weights(index, query_terms), index.total_length / len(index), limit=10
+    )
 
     assert expected, "the query should match something"
     assert [int(r) for r in rows] == [row for row, _ in expected]
@@ -102,15 +112,11 @@ def test_a_large_corpus_of_tied_documents_ranks_as_fts5_does() -> None:
     db, index = _fts(documents), _index(documents)
     for _ in range(20):
         query_terms = rng.sample(words, rng.randint(1, 3))
-        phrases = " OR ".join(f'"{t}"' for t in query_terms)
-        expected = db.execute(
-            "SELECT rowid, -bm25(docs, 0.5, 1.0) AS s FROM docs WHERE docs MATCH ? "
-            "ORDER BY s DESC, rowid LIMIT 30",
-            (f"{{entity content}} : ({phrases})",),
-        ).fetchall()
-        weights = {_stem(t): idf(len(index), index.frequency(_stem(t))) for t in query_terms}
+        expected = _fts_ranking(db, query_terms, limit=30)
 
-        rows, scores = index.top(weights, index.total_length / len(index), limit=30)
+        rows, scores = index.top(
+            _weights(index, query_terms), index.total_length / len(index), limit=30
+        )
 
         assert [int(r) for r in rows] == [row for row, _ in expected]
         assert [float(s) for s in scores] == pytest.approx([s for _, s in expected], rel=1e-12)

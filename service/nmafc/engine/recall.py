@@ -122,6 +122,7 @@ class Recall:
             if options.include_archived and not history and not archived_in_cold
             else []
         )
+        sets = [*live, *archives]  # every RAM set searched: working sets, then archives
         cold, found = self.ctx.cold, lists.Pool()
         # Facts held in RAM are looked up there; history, and an archive kept only in the
         # database, need the Cold ROM's keyword index.
@@ -152,9 +153,8 @@ class Recall:
                 cold, scope, query_vector, where, config.vector_top_k, found
             )
         else:
-            scanned = [*live, *archives]
-            query_vector, per_set = self.ctx.batching.search(query, scanned, config.vector_top_k)
-            vector = lists.vector_hits(scanned, per_set, config.vector_top_k, found)
+            query_vector, per_set = self.ctx.batching.search(query, sets, config.vector_top_k)
+            vector = lists.vector_hits(sets, per_set, config.vector_top_k, found)
             if archived_in_cold:
                 archived = lists.cold_archive_hits(
                     cold, scope, query_vector, config.vector_top_k, found
@@ -164,7 +164,7 @@ class Recall:
         keyword_ids = (
             keyword.result()
             if keyword is not None
-            else lists.ram_keyword_hits([*live, *archives], query, config.keyword_top_k, found)
+            else lists.ram_keyword_hits(sets, query, config.keyword_top_k, found)
         )
         ranked = {
             "vector": [f"f:{rid}" for rid in vector],
@@ -174,14 +174,12 @@ class Recall:
             "graph": [f"f:{rid}" for rid in graph],
         }
         missing = [rid for rid in found.records if rid not in found.cosine]
-        found.cosine.update(lists.cosines([*live, *archives], query_vector, missing))
+        found.cosine.update(lists.cosines(sets, query_vector, missing))
         if archived_in_cold:
             missing = [rid for rid in missing if rid not in found.cosine]
             found.cosine.update(lists.cold_cosines(cold, scope, query_vector, missing, found))
         limit = options.top_k or config.rerank_top_k
-        hits = self._diversify(
-            self._fuse(ranked, config, found, rows), config, limit, [*live, *archives]
-        )
+        hits = self._diversify(self._fuse(ranked, config, found, rows), config, limit, sets)
 
         rendered = self._render(scope, query, hits, options.budget_tokens, config)
         reinforced = 0
