@@ -175,7 +175,7 @@ class SyncMemory:
             include_invalidated=include_invalidated,
             include_archived=include_archived,
             reinforce=reinforce,
-            top_k=top_k,
+            top_k=top_k or self.engine.settings.retrieval.top_k,
         )
         return self.engine.recall(target, query, options, preset_name=preset)
 

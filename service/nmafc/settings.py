@@ -254,6 +254,13 @@ class RetrievalSettings(BaseModel):
 
     preset: str = Field("default", description="Named retrieval preset.")
     budget_tokens: int = Field(1000, ge=50, description="Default context budget per recall.")
+    top_k: int = Field(
+        20,
+        ge=1,
+        le=100,
+        description="Hits a search returns when it names no `top_k`. Only the list of hits: "
+        "the context is rendered from the preset's rerank_top_k best candidates either way.",
+    )
 
 
 class ServerSettings(BaseModel):

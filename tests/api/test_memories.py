@@ -64,6 +64,19 @@ async def test_search_returns_a_dated_context_and_breakdowns(running: Running) -
     assert read_only.reinforced == 0
 
 
+async def test_search_returns_the_configured_number_of_hits_unless_asked(
+    running: Running,
+) -> None:
+    nmafc = running.client(agent_id="a", conversation_id="c")
+    await nmafc.add(facts=[{"content": f"Maya planted tree number {n}."} for n in range(30)])
+    default = await nmafc.search("What did Maya plant?", reinforce=False)
+    more = await nmafc.search("What did Maya plant?", reinforce=False, top_k=25)
+    assert len(default.hits) == running.state.settings.retrieval.top_k == 20
+    assert len(more.hits) == 25
+    assert [h.id for h in more.hits[:20]] == [h.id for h in default.hits]
+    assert more.context == default.context  # the hits' count never changes the context
+
+
 async def test_search_as_of_a_turn_sees_the_past(running: Running) -> None:
     nmafc = running.client(agent_id="a", conversation_id="c")
     await nmafc.add(facts=[{"content": "Maya lives in Lisbon.", "entity": "maya_home"}])

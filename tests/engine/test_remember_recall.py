@@ -119,3 +119,17 @@ def test_recall_ranks_the_same_every_time(engine: MemoryEngine, scope: Scope) ->
         for _ in range(40)
     }
     assert len(rankings) == 1
+
+
+def test_top_k_sizes_the_hits_but_not_the_context(engine: MemoryEngine, scope: Scope) -> None:
+    engine.remember(
+        scope, [say(f"Melanie painted landscape number {n} by the lake.") for n in range(12)]
+    )
+    question = "What did Melanie paint?"
+    every = engine.recall(scope, question, READ)
+    three = engine.recall(scope, question, RecallOptions(reinforce=False, top_k=3))
+    assert len(every.hits) > 3
+    assert [h.id for h in three.hits] == [h.id for h in every.hits[:3]]
+    assert three.context == every.context
+    assert three.fact_ids == every.fact_ids
+    assert len(three.fact_ids) > 3  # the context holds more than the hits returned

@@ -76,6 +76,8 @@ class RecallOptions:
     include_invalidated: bool = False
     include_archived: bool = True
     reinforce: bool = True
+    # Most hits returned (None: every candidate). The context is rendered from at least the
+    # preset's rerank_top_k candidates whatever this is: it sizes the answer, not the context.
     top_k: int | None = None
 
 
@@ -178,7 +180,7 @@ class Recall:
         if archived_in_cold:
             missing = [rid for rid in missing if rid not in found.cosine]
             found.cosine.update(lists.cold_cosines(cold, scope, query_vector, missing, found))
-        limit = options.top_k or config.rerank_top_k
+        limit = max(config.rerank_top_k, options.top_k or 0)
         hits = self._diversify(self._fuse(ranked, config, found, rows), config, limit, sets)
 
         rendered = self._render(scope, query, hits, options.budget_tokens, config)
@@ -190,7 +192,7 @@ class Recall:
             query=query,
             context=rendered.text,
             tokens=rendered.tokens,
-            hits=hits,
+            hits=hits[: options.top_k],
             fact_ids=rendered.fact_ids,
             turn_ids=rendered.turn_ids,
             evidence_turn_ids=sorted(rendered.covered_turn_ids),

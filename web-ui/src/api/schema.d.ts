@@ -856,7 +856,7 @@ export interface components {
             scope?: "conversation" | "agent";
             /**
              * Top K
-             * @description Most hits returned.
+             * @description Most hits returned; default NMAFC_RETRIEVAL_TOP_K (20). The context is rendered from the best fused candidates whatever this is.
              */
             top_k?: number;
         };

@@ -85,7 +85,7 @@ async def search_memories(
         include_invalidated=body.include_invalidated,
         include_archived=body.include_archived,
         reinforce=body.reinforce,
-        top_k=body.top_k,
+        top_k=body.top_k or state.settings.retrieval.top_k,
     )
     started = time.perf_counter()
     recall = partial(_recall_json, engine.recall, tenant.reach(body.scope), body.query, options)

@@ -94,7 +94,9 @@ AddMemories = AddMessages | AddFacts
 class SearchRequest(Request):
     query: Said = Field(max_length=4000)
     top_k: Annotated[int, Field(ge=1, le=100), WHOLE] | SkipJsonSchema[None] = Field(
-        None, description="Most hits returned."
+        None,
+        description="Most hits returned; default NMAFC_RETRIEVAL_TOP_K (20). The context is "
+        "rendered from the best fused candidates whatever this is.",
     )
     budget_tokens: Annotated[int, Field(ge=1, le=100_000), WHOLE] | SkipJsonSchema[None] = Field(
         None, description="Context budget; default NMAFC_RETRIEVAL_BUDGET_TOKENS."
