@@ -358,7 +358,8 @@ def markdown(report: dict[str, Any]) -> str:
         *(_row(r) for r in report["results"]),
         "",
         f"POST /v1/memories/search (budget {report['options']['budget_tokens']} tokens, "
-        f"reinforce={report['options']['reinforce']}), closed-loop clients on the same "
+        f"reinforce={report['options']['reinforce']}, no top_k: the server's default, 20 "
+        "hits unless NMAFC_RETRIEVAL_TOP_K says otherwise), closed-loop clients on the same "
         f"{cpus}-core machine as the server; synthetic records. Server CPU is the "
         "`process_cpu_seconds_total` the server reports on `/metrics` over the window (all "
         "workers); "
