@@ -108,19 +108,6 @@ def test_a_failed_batch_raises_in_every_caller_of_that_batch() -> None:
     assert [len(b) for b in squares.batches] == [1, 5]  # not re-run item by item
 
 
-def test_with_isolation_one_bad_item_fails_only_its_caller() -> None:
-    squares = Squares(fail_on=3)
-    coalescer = Coalescer(squares, max_batch=16, isolate_failures=True)
-    futures = _queued_behind_a_held_batch(coalescer, squares, list(range(6)))
-    for item, future in enumerate(futures):
-        if item == 3:
-            with pytest.raises(ValueError, match=r"bad batch \[3\]"):
-                future.result()
-        else:
-            assert future.result() == item * item
-    assert [len(b) for b in squares.batches] == [1, 5, 1, 1, 1, 1, 1]
-
-
 def test_a_batch_returning_the_wrong_number_of_results_fails_its_callers() -> None:
     coalescer: Coalescer[int, int] = Coalescer(lambda items: items[:-1], max_batch=4)
     with pytest.raises(RuntimeError, match="0 results for 1 items"):

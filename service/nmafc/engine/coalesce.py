@@ -72,25 +72,16 @@ class Coalescer(Generic[T, R]):
     """Run ``batch(items)`` for the items of concurrent ``call``s, at most ``max_batch`` at a time.
 
     ``batch`` must return one result per item, in order. If it raises, every caller of that
-    batch gets the exception; with ``isolate_failures`` a failed batch of several items is
-    first re-run one item at a time, so one bad item fails only its own caller. Leave it off
-    when failures are usually global (a remote embedder that is down): re-running would
-    multiply the outage's delay by the batch size. ``max_batch=1`` calls ``batch`` directly
-    in each caller's thread, concurrently, exactly as without a coalescer.
+    batch gets the exception (a batch that can fail for one item alone returns that item's
+    failure as its result instead, as recall's scans do). ``max_batch=1`` calls ``batch``
+    directly in each caller's thread, concurrently, exactly as without a coalescer.
     """
 
-    def __init__(
-        self,
-        batch: Callable[[list[T]], list[R]],
-        max_batch: int,
-        *,
-        isolate_failures: bool = False,
-    ) -> None:
+    def __init__(self, batch: Callable[[list[T]], list[R]], max_batch: int) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
         self._batch = batch
         self.max_batch = max_batch
-        self._isolate = isolate_failures
         self._lock = threading.Lock()
         self._queue: deque[_Slot[T, R]] = deque()
         self._running = False  # invariant: a non-empty queue has a leader running or woken
@@ -149,12 +140,8 @@ class Coalescer(Generic[T, R]):
     def _outcomes(self, items: list[T]) -> list[tuple[R | None, BaseException | None]]:
         try:
             return [(result, None) for result in self._checked(items)]
-        except Exception as exc:
-            if not self._isolate or len(items) == 1:
-                return [(None, exc)] * len(items)
-        except BaseException as exc:  # e.g. KeyboardInterrupt: still release every waiter
+        except BaseException as exc:  # e.g. KeyboardInterrupt too: still release every waiter
             return [(None, exc)] * len(items)
-        return [self._outcomes([item])[0] for item in items]
 
     def _checked(self, items: list[T]) -> list[R]:
         results = self._batch(items)
