@@ -140,10 +140,8 @@ def test_questions_are_embedded_in_the_batch_that_scans_them_and_a_bad_scan_fail
 def test_a_scan_batch_searches_each_set_once_per_limit_and_matches_search() -> None:
     rng = np.random.default_rng(4)
 
-    def filled(name: str, n: int) -> WorkingSet:
-        return _filled(name, n, 8, rng)
-
-    a, b, empty = filled("a", 40), filled("b", 25), WorkingSet(Scope("a", "e"), 1, 8)
+    a, b = _filled("a", 40, 8, rng), _filled("b", 25, 8, rng)
+    empty = WorkingSet(Scope("a", "e"), 1, 8)
     queries = rng.standard_normal((4, 8)).astype(np.float32)
     scans = [
         Scan((a, b), queries[0], 5),
