@@ -45,6 +45,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class PortTaken(RuntimeError):
+    """weed exited because a port picked for it was bound by someone else meanwhile."""
+
+
+_PORT_ATTEMPTS = 3
+
+
 def weed_binary() -> str:
     weed = shutil.which("weed") or str(Path(sys.executable).parent / "weed")
     if not Path(weed).exists():
@@ -59,16 +66,44 @@ class SeaweedFS:
 
     def __init__(self, data_dir: Path, bucket: str = "nmafc-test") -> None:
         self.data_dir = data_dir
+        self.bucket = bucket
+        self._pick_ports()
+        self.process: subprocess.Popen[bytes] | None = None
+        self._started = False
+        self._log_start = 0  # where this start's lines begin in weed.log
+
+    def start(self, timeout_s: float = 60.0) -> S3Server:
+        """Start weed and create the bucket.
+
+        A port is picked free but bound by weed only later, so another process may take it
+        first. A first start then retries on new ports; a restart keeps its ports, which
+        clients already hold.
+        """
+        for attempt in range(_PORT_ATTEMPTS):
+            try:
+                server = self._start_once(timeout_s)
+            except PortTaken:
+                if self._started or attempt == _PORT_ATTEMPTS - 1:
+                    raise
+                self._pick_ports()
+                continue
+            self._started = True
+            return server
+        raise AssertionError("unreachable")
+
+    def _pick_ports(self) -> None:
         self.ports = {name: free_port() for name in ("master", "volume", "filer", "s3")}
         # gRPC ports default to port + 10000, which overflows for high ephemeral ports.
         self.grpc = {name: free_port() for name in self.ports}
-        self.server = S3Server(endpoint=f"http://127.0.0.1:{self.ports['s3']}", bucket=bucket)
-        self.process: subprocess.Popen[bytes] | None = None
+        endpoint = f"http://127.0.0.1:{self.ports['s3']}"
+        self.server = S3Server(endpoint=endpoint, bucket=self.bucket)
 
-    def start(self, timeout_s: float = 60.0) -> S3Server:
+    def _start_once(self, timeout_s: float) -> S3Server:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         ports, grpc = self.ports, self.grpc
-        with (self.data_dir / "weed.log").open("ab") as log:
+        log_path = self.data_dir / "weed.log"
+        self._log_start = log_path.stat().st_size if log_path.exists() else 0
+        with log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [
                     weed_binary(),
@@ -122,7 +157,13 @@ class SeaweedFS:
         last: Exception | None = None
         while time.monotonic() < deadline:
             if self.process is None or self.process.poll() is not None:
-                raise RuntimeError(f"SeaweedFS exited; see {self.data_dir / 'weed.log'}")
+                log_path = self.data_dir / "weed.log"
+                with log_path.open("rb") as log:
+                    log.seek(self._log_start)
+                    said = log.read().decode(errors="replace")
+                self.process = None
+                error = PortTaken if "address already in use" in said else RuntimeError
+                raise error(f"SeaweedFS exited; see {log_path}")
             try:
                 client.create_bucket(Bucket=server.bucket)
                 return

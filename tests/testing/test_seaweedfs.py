@@ -1,0 +1,50 @@
+"""The test S3 server starts even when a port picked for it is taken before weed binds it."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import boto3
+import pytest
+
+from nmafc.testing.seaweedfs import PortTaken, SeaweedFS
+
+
+def _hold(port: int) -> socket.socket:
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen()
+    return sock
+
+
+def test_a_first_start_moves_to_new_ports_when_one_was_taken(tmp_path: Path) -> None:
+    weed = SeaweedFS(tmp_path / "weed")
+    taken = weed.ports["volume"]
+    with _hold(taken):
+        server = weed.start()
+        try:
+            assert weed.ports["volume"] != taken
+            s3 = boto3.client(
+                "s3",
+                endpoint_url=server.endpoint,
+                aws_access_key_id=server.access_key,
+                aws_secret_access_key=server.secret_key,
+                region_name=server.region,
+            )
+            s3.put_object(Bucket=server.bucket, Key="probe", Body=b"up")
+            assert s3.get_object(Bucket=server.bucket, Key="probe")["Body"].read() == b"up"
+        finally:
+            weed.stop()
+
+
+def test_a_restart_keeps_its_ports_and_says_which_one_was_taken(tmp_path: Path) -> None:
+    weed = SeaweedFS(tmp_path / "weed")
+    weed.start()
+    weed.stop()
+    ports = dict(weed.ports)
+    with _hold(ports["volume"]), pytest.raises(PortTaken, match="weed.log"):
+        weed.start()
+    assert weed.ports == ports  # clients hold the endpoint: a restart never moves
+    weed.stop()
