@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from sqlalchemy import event
 
+from nmafc.core.facts import FactDraft
 from nmafc.core.scope import AgentScope, Scope
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions
@@ -133,3 +135,25 @@ def test_top_k_sizes_the_hits_but_not_the_context(engine: MemoryEngine, scope: S
     assert three.context == every.context
     assert three.fact_ids == every.fact_ids
     assert len(three.fact_ids) > 3  # the context holds more than the hits returned
+
+
+def test_a_scope_that_never_heard_a_turn_is_not_searched_for_turns(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    statements: list[str] = []
+
+    @event.listens_for(engine.ctx.cold.engine, "before_cursor_execute")
+    def _capture(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        statements.append(statement)
+
+    engine.ingest(scope, [FactDraft("Caroline went hiking on 13 October 2023", "hike")])
+    question = "Where did Caroline go on 13 October 2023?"  # names a date: both turn searches
+    facts_only = engine.recall(scope, question, READ)
+    assert "hiking" in facts_only.context
+    assert not any("turns" in s for s in statements)
+
+    engine.remember(scope, [say("We hiked up Mont Blanc on 13 October 2023!")])
+    statements.clear()
+    heard = engine.recall(scope, question, READ)
+    assert any(h.kind == "turn" for h in heard.hits)
+    assert any("turns" in s for s in statements)

@@ -53,3 +53,18 @@ def test_import_refuses_another_model_and_a_non_empty_scope(
     path.write_text(json.dumps(document))
     with pytest.raises(InvalidSnapshot, match="text-embedding-3-small"):
         engine.import_snapshot(Scope(scope.agent_id, "fresh"), path)
+
+
+def test_import_refuses_turns_numbered_outside_the_snapshots_clock(
+    engine: MemoryEngine, scope: Scope, tmp_path: Path
+) -> None:
+    engine.remember(scope, [say("hello there"), say("hi!", "assistant")])
+    path = tmp_path / "snapshot.json"
+    engine.export_snapshot(scope, path)
+    document = json.loads(path.read_text())
+    for clock, first in ((1.0, 1.0), (2.0, 0.0)):  # a turn past the clock; a turn 0
+        edited = {**document, "turn": clock}
+        edited["turns"] = [{**document["turns"][0], "turn": first}, *document["turns"][1:]]
+        path.write_text(json.dumps(edited))
+        with pytest.raises(InvalidSnapshot, match="outside 1"):
+            engine.import_snapshot(Scope(scope.agent_id, f"fresh-{first:g}"), path)

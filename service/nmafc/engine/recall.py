@@ -10,7 +10,7 @@ a filter); keep ``rerank_top_k``; render facts and graded source turns within th
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -138,15 +138,20 @@ class Recall:
                 sum(len(s) for s in live) or None, found,
             )
         )  # fmt: skip
-        turned = self.pool.submit(
-            lists.turn_hits, cold, scope, query, config.turn_top_k,
-            int(sum(row.turn for row in rows)), found,
-            rows[0].pk if isinstance(scope, Scope) else None,
-        )  # fmt: skip
+        # A scope whose clock never moved holds no turns (every stored turn is numbered from
+        # 1 and advances the clock): its turn searches are empty without asking the database.
+        said = config.turn_top_k > 0 and any(row.turn > 0 for row in rows)
+        turned: Future[list[int]] | None = None
+        if said:
+            turned = self.pool.submit(
+                lists.turn_hits, cold, scope, query, config.turn_top_k,
+                int(sum(row.turn for row in rows)), found,
+                rows[0].pk if isinstance(scope, Scope) else None,
+            )  # fmt: skip
         # Most questions name no date: those need no thread for the dated-turn search.
         dated = (
             self.pool.submit(lists.dated_turn_hits, cold, scope, query, config.turn_top_k, found)
-            if config.turn_top_k and periods(query)
+            if said and periods(query)
             else None
         )
         if history:
@@ -171,7 +176,7 @@ class Recall:
         ranked = {
             "vector": [f"f:{rid}" for rid in vector],
             "keyword": [f"f:{rid}" for rid in keyword_ids],
-            "turns": [f"t:{tid}" for tid in turned.result()],
+            "turns": [f"t:{tid}" for tid in (turned.result() if turned is not None else ())],
             "dates": [f"t:{tid}" for tid in (dated.result() if dated is not None else ())],
             "graph": [f"f:{rid}" for rid in graph],
         }

@@ -86,8 +86,16 @@ class Snapshots:
             turns = document["turns"]
             facts = [(MemoryRecord.from_payload(f), f["embedding"]) for f in document["facts"]]
             clock = float(document["turn"])
+            numbers = [float(t["turn"]) for t in turns]
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidSnapshot(f"The snapshot is malformed: {exc!r}.") from exc
+        # Turns are numbered from 1 and never past the clock; recall relies on a scope with
+        # turns having a clock above 0.
+        if numbers and (min(numbers) < 1 or max(numbers) > clock):
+            raise InvalidSnapshot(
+                f"The snapshot's turns are numbered {min(numbers):g}..{max(numbers):g}, "
+                f"outside 1..{clock:g} (its clock).",
+            )
 
         def build(session: ColdSession, row: ScopeRow) -> tuple[ChangeSet, dict[str, int]]:
             if row.seq > 0 or session.turns.count(scope, include_retracted=True) > 0:
