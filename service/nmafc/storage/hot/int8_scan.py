@@ -2,8 +2,7 @@
 
 A float32 scan of a large working set is bound by memory bandwidth (≈ 13 ms for one query
 at 100,000 × 384 here). Each row kept as int8 with its own scale is a quarter of the bytes,
-and NumKong's int8 dot-product kernels (VNNI where the CPU has it) scan it in ≈ 1.7 ms for
-one query and ≈ 0.6 ms a query in a batch of 16.
+multiplied by the queries in blocks of integer kernels (see :mod:`int8_blocks`).
 
 The result stays exact. The coarse scores pick ``4k`` candidates, which are re-scored in
 float32. Rounding moves a score by at most a bound computed from each row's and the
@@ -16,28 +15,30 @@ that cannot reach the top k, so the result is exact whatever the data.
 
 from __future__ import annotations
 
-import numkong as nk
 import numpy as np
 import numpy.typing as npt
 
+from nmafc.storage.hot.int8_blocks import QUERY_LEVELS, FillingBlock, GemmBlock, shifted
 from nmafc.storage.hot.top_k import best_rows
 
 Vector = npt.NDArray[np.float32]
 Rows = npt.NDArray[np.intp]
 
-BLOCK_ROWS = 16_384  # rows packed together for NumKong's batched kernel
+BLOCK_ROWS = 16_384  # rows multiplied together by one kernel
 _LEVELS = 127
 # Covers float32 rounding of a few-hundred-term dot product and of the coarse scaling.
 _SLACK = 1e-4
-_WIDTH = 4  # candidates re-scored per result wanted: enough to certify most real queries
+_WIDTH = 8  # candidates re-scored per result wanted: enough to certify most real queries
 
 
-def quantise(vectors: Vector) -> tuple[npt.NDArray[np.int8], Vector, Vector, Vector]:
-    """Codes, scale, rounding error ‖x − x̂‖ and norm ‖x̂‖ of each row of ``vectors``."""
+def quantise(
+    vectors: Vector, levels: int = _LEVELS
+) -> tuple[npt.NDArray[np.int8], Vector, Vector, Vector]:
+    """Codes in ±``levels``, scale, rounding error ‖x − x̂‖ and norm ‖x̂‖ of each row."""
     vectors = np.asarray(vectors, dtype=np.float32)
     peak = np.abs(vectors).max(axis=1)
-    scale = np.where(peak > 0, peak / _LEVELS, 1.0).astype(np.float32)
-    codes = np.clip(np.rint(vectors / scale[:, None]), -_LEVELS, _LEVELS).astype(np.int8)
+    scale = np.where(peak > 0, peak / levels, 1.0).astype(np.float32)
+    codes = np.clip(np.rint(vectors / scale[:, None]), -levels, levels).astype(np.int8)
     restored = codes.astype(np.float32) * scale[:, None]
     error = np.linalg.norm(vectors - restored, axis=1).astype(np.float32)
     norm = np.linalg.norm(restored, axis=1).astype(np.float32)
@@ -61,12 +62,12 @@ class Int8Scan:
         self._changed: set[int] = set()
         self._max_error = 0.0  # over the quantised rows, for the rounding bound
         self._max_norm = 0.0
-        self._packs: list[tuple[int, nk.PackedMatrix]] = []  # (rows packed, pack) per block
+        self._blocks: list[FillingBlock | GemmBlock] = []
         self.widened = 0  # queries whose certificate needed more rows re-scored (a statistic)
 
     @property
     def nbytes(self) -> int:
-        packed = sum(int(pack.nbytes) for _, pack in self._packs)
+        packed = sum(block.nbytes for block in self._blocks)
         return int(self._codes.nbytes + 3 * self._scale.nbytes + packed)
 
     def mark(self, row: int) -> None:
@@ -90,14 +91,17 @@ class Int8Scan:
         self._max_error = float(self._error[:n].max(initial=0.0))
         self._max_norm = float(self._norm[:n].max(initial=0.0))
         touched = set((rows // BLOCK_ROWS).tolist())
-        for block in range(-(-n // BLOCK_ROWS)):
-            start, stop = block * BLOCK_ROWS, min((block + 1) * BLOCK_ROWS, n)
-            if block < len(self._packs):
-                if block not in touched and self._packs[block][0] == stop - start:
+        for index in range(-(-n // BLOCK_ROWS)):
+            start, stop = index * BLOCK_ROWS, min((index + 1) * BLOCK_ROWS, n)
+            if index < len(self._blocks):
+                if index not in touched and self._blocks[index].rows == stop - start:
                     continue
-                self._packs[block] = (stop - start, nk.dots_pack(self._codes[start:stop]))
+            kind = GemmBlock if stop - start == BLOCK_ROWS else FillingBlock
+            block = kind(self._codes[start:stop], self._scale[start:stop])
+            if index < len(self._blocks):
+                self._blocks[index] = block
             else:
-                self._packs.append((stop - start, nk.dots_pack(self._codes[start:stop])))
+                self._blocks.append(block)
 
     def search(
         self,
@@ -117,7 +121,7 @@ class Int8Scan:
         n = len(alive)
         if k <= 0:
             return [(np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float32)) for _ in queries]
-        codes, q_scale, q_error, _ = quantise(queries)
+        codes, q_scale, q_error, _ = quantise(queries, QUERY_LEVELS)
         # Per-row scale applied, per-query scale not: it is positive, so it keeps the order.
         coarse = self._coarse(codes, n)
         if not all_alive and not alive.all():
@@ -136,20 +140,14 @@ class Int8Scan:
 
     def _coarse(self, codes: npt.NDArray[np.int8], n: int) -> Vector:
         """Integer dot products of ``codes`` with rows ``[0, n)`` times each row's scale."""
-        scale = self._scale[:n]
-        if len(codes) == 1:
-            # One query: the unpacked kernel is about twice as fast as the packed one.
-            dots = np.asarray(nk.cdist(codes, self._codes[:n], metric="dot"))
-            single: Vector = np.multiply(dots, scale, dtype=np.float32)
-            return single
+        unsigned = shifted(codes)
         coarse = np.empty((len(codes), n), dtype=np.float32)
-        for block, (rows, pack) in enumerate(self._packs):
-            start = block * BLOCK_ROWS
-            stop = min(start + rows, n)
+        for index, block in enumerate(self._blocks):
+            start = index * BLOCK_ROWS
+            stop = min(start + block.rows, n)
             if start >= stop:
                 break
-            dots = np.asarray(nk.dots_packed(codes, pack))[:, : stop - start]
-            np.multiply(dots, scale[start:stop], out=coarse[:, start:stop], casting="unsafe")
+            coarse[:, start:stop] = block.scores(codes, unsigned)[:, : stop - start]
         return coarse
 
     def _grow(self, capacity: int) -> None:
