@@ -111,8 +111,9 @@ class HotSettings(BaseModel):
         description="Working sets of at least this many records are scanned through an "
         "int8 copy of their vectors (a quarter of the bytes to read), then re-ranked in "
         "float32 with a rounding bound that certifies the top-k equals a float32 scan's "
-        "(else that query is scanned in float32). Costs ~2 bytes of RAM per dimension per "
-        "record (the int8 codes and their packed copy). 0: always the float32 scan.",
+        "(near ties re-rank more rows). Costs ~3 bytes of RAM per dimension per record "
+        "(the int8 codes, and two copies laid out for the integer kernels). 0: always the "
+        "float32 scan.",
     )
     recall_batch_max: int = Field(
         16,
