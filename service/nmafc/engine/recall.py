@@ -283,8 +283,10 @@ class Recall:
         facts = [h.record for h in hits if h.record is not None]
         lead = facts if config.turn_for_fact > 0 else facts[: config.hydrate_full_turns]
         wanted = [t for r in lead for t in r.source_turn_ids]
-        with self.ctx.cold.read() as session:
-            turns = session.turns.by_ids(scope, wanted) if wanted else {}
+        turns: dict[int, Turn] = {}
+        if wanted:  # facts stored explicitly have no source turns: no transaction for them
+            with self.ctx.cold.read() as session:
+                turns = session.turns.by_ids(scope, wanted)
         candidates = [
             Candidate(
                 record=h.record,
