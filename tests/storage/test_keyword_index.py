@@ -151,6 +151,28 @@ def test_equal_scores_are_ordered_by_tie_key_not_by_row() -> None:
     assert [int(r) for r in rows] == [3, 1, 2]
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_the_cut_through_many_ties_keeps_what_a_full_sort_would(seed: int) -> None:
+    rng = random.Random(seed)
+    words = ["lee", "camp", "hike", "paint"]
+    index, ties = KeywordIndex(), [rng.randint(0, 40) for _ in range(2_000)]  # keys repeat
+    for row, tie in enumerate(ties):
+        index.put(row, "", " ".join(rng.choices(words, k=rng.randint(1, 3))), tie=tie)
+    weights = {w: rng.uniform(0.1, 1.0) for w in rng.sample(words, rng.randint(1, 3))}
+    average = index.total_length / len(index)
+    limit = rng.randint(1, 60)
+
+    rows, scores = index.top(weights, average, limit)
+
+    everything, all_scores = index.top(weights, average, 10_000)  # no cut: every match
+    ranked = sorted(
+        zip(everything.tolist(), all_scores.tolist(), strict=True),
+        key=lambda hit: (-hit[1], ties[hit[0]], hit[0]),
+    )
+    assert rows.tolist() == [row for row, _ in ranked[:limit]]
+    assert scores.tolist() == [score for _, score in ranked[:limit]]
+
+
 def test_limit_keeps_the_best_and_no_match_is_empty() -> None:
     index = _index(DOCUMENTS)
     weights = {_stem("pottery"): 2.0, _stem("Caroline"): 1.0}

@@ -109,11 +109,29 @@ class KeywordIndex:
             starts = np.flatnonzero(np.concatenate(([True], hit[1:] != hit[:-1])))
             hit, scores = hit[starts], np.add.reduceat(scores, starts)
         if len(hit) > limit:
-            # Everything tied with the limit-th score stays in, for the tie keys to decide.
-            keep = scores >= kth_highest(scores, limit)
-            hit, scores = hit[keep], scores[keep]
+            hit, scores = self._cut(hit, scores, limit)
         order = np.lexsort((self._tie[hit], -scores))[:limit]
         return hit[order], scores[order]
+
+    def _cut(self, hit: Rows, scores: Scores, limit: int) -> tuple[Rows, Scores]:
+        """The ``limit`` rows that rank first: all above the limit-th score, then its ties.
+
+        Short texts tie often (every document with the same terms and length scores the
+        same), and sorting thousands of tied rows cost more than scoring them; only the
+        ties needed are picked, by tie key, then by row as the sort would.
+        """
+        kth = kth_highest(scores, limit)
+        above = scores > kth
+        tied = np.flatnonzero(scores == kth)  # ascending, as ``hit`` is
+        need = limit - int(np.count_nonzero(above))
+        if len(tied) > need:
+            keys = self._tie[hit[tied]]
+            last = np.partition(keys, need - 1)[need - 1]
+            below = tied[keys < last]
+            tied = np.concatenate([below, tied[keys == last][: need - len(below)]])
+        keep = np.flatnonzero(above)
+        keep = np.sort(np.concatenate([keep, tied]))
+        return hit[keep], scores[keep]
 
     def _scored(self, term: str, average_length: float) -> tuple[Rows, Scores] | None:
         """``term``'s rows (ascending) and their BM25 term-frequency part at this length.
