@@ -32,7 +32,9 @@ from nmafc.storage.cold.keyword import FactFilter
 from nmafc.storage.hot.working_set import Vector, WorkingSet
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a recall builds one of each per candidate (about a hundred), and a frozen
+# dataclass's __init__ (an object.__setattr__ per field) took six times as long.
+@dataclass(slots=True)
 class ScoreBreakdown:
     """Why a hit was recalled: its fused score and what each signal contributed."""
 
@@ -44,7 +46,7 @@ class ScoreBreakdown:
     ranks: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Hit:
     kind: Literal["fact", "turn"]
     id: str
