@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from nmafc.bench import machine
 from nmafc.bench.engine_bench import PEOPLE, TOPICS, _draft
 from nmafc.bench.wire import KeepAliveConnection, WireError
 from nmafc.client import Client
@@ -83,7 +84,7 @@ def run(options: HttpBenchOptions, out: Path) -> dict[str, Any]:
             "workers": list(options.workers),
             "api_key": None,
         },
-        "machine": {"cpus": os.cpu_count()},
+        "machine": machine.describe(),
         "results": results,
     }
     out.mkdir(parents=True, exist_ok=True)
@@ -360,9 +361,9 @@ def markdown(report: dict[str, Any]) -> str:
         f"POST /v1/memories/search (budget {report['options']['budget_tokens']} tokens, "
         f"reinforce={report['options']['reinforce']}, no top_k: the server's default, 20 "
         "hits unless NMAFC_RETRIEVAL_TOP_K says otherwise), closed-loop clients on the same "
-        f"{cpus}-core machine as the server; synthetic records. Server CPU is the "
-        "`process_cpu_seconds_total` the server reports on `/metrics` over the window (all "
-        "workers); "
+        f"{machine.summary(report['machine'])} as the server; synthetic records. Server "
+        "CPU is the `process_cpu_seconds_total` the server reports on `/metrics` over the "
+        "window (all workers); "
         f"searches/s at all cores is {cpus} cores divided by the CPU per search, the most "
         "this machine could serve at that cost per search. RSS is the server's resident "
         "memory at the end of the window (all workers). Each run follows "

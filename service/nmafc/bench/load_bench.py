@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import secrets
 import sys
@@ -29,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from nmafc.bench import machine
 from nmafc.bench.engine_bench import PEOPLE, TOPICS
 from nmafc.bench.http_bench import _percentiles
 from nmafc.testing.processes import NmafcProcess
@@ -356,7 +356,7 @@ def summarise(load: LoadRun, verification: Verification) -> dict[str, Any]:
     return {
         "benchmark": "load",
         "options": options,
-        "machine": {"cpus": os.cpu_count()},
+        "machine": machine.describe(),
         "duration_s": round(load.elapsed_s, 1),
         "ops": ops,
         "errors": dict(errors),
