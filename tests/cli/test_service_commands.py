@@ -142,6 +142,7 @@ def test_bench_http_smoke(data_dir: Path, tmp_path: Path) -> None:
         assert result["server_cpu"]["ms_per_search"] > 0
         assert 0 < result["server_cpu"]["cores"] <= (os.cpu_count() or 1) + 0.5
         assert result["server_rss_mb"] > 100  # the embedding model alone is ~300 MB
+        assert result["client_cpu_ms_per_request"] > 0
     markdown = (tmp_path / "out" / "http.md").read_text()
     assert markdown.startswith("| records |")
     assert f"{os.cpu_count()}-core " in markdown  # the host is named: its SIMD sets matter

@@ -222,10 +222,11 @@ async def _measure(
             settle_until = time.monotonic() + options.settle_s
             await asyncio.gather(*(client(c, settle_until, False) for c in idle))
         before = await _server_process(url, headers)
-        started = time.perf_counter()
+        started, client_started = time.perf_counter(), time.process_time()
         stop = time.monotonic() + options.duration_s
         await asyncio.gather(*(client(c, stop, True) for c in idle))
         elapsed = time.perf_counter() - started
+        client_cpu_s = time.process_time() - client_started
         after = await _server_process(url, headers)
     finally:
         await asyncio.gather(*(connection.close() for connection in idle))
@@ -244,6 +245,10 @@ async def _measure(
             elapsed,
             len(latencies),
         ),
+        # The load generator's own CPU: on a shared machine, taken from the server.
+        "client_cpu_ms_per_request": round(client_cpu_s * 1000 / len(latencies), 2)
+        if latencies
+        else None,
         "server_rss_mb": round(after["process_resident_memory_bytes"] / 2**20)
         if "process_resident_memory_bytes" in after
         else None,
@@ -341,12 +346,13 @@ def _row(r: dict[str, Any]) -> str:
         if cpu
         else "– | – | –"
     )
-    rss = r.get("server_rss_mb")
+    rss, client = r.get("server_rss_mb"), r.get("client_cpu_ms_per_request")
     return (
         f"| {r['records']:,} | {r['scopes']:,} | {r.get('workers', '–')} | {r['clients']} | "
         f"{lat['p50']:.1f} | "
         f"{lat['p95']:.1f} | {lat['p99']:.1f} | {r['throughput_rps']:.1f} | {r['errors']} | "
-        f"{used} | {'–' if rss is None else f'{rss:,}'} |"
+        f"{used} | {'–' if rss is None else f'{rss:,}'} | "
+        f"{'–' if client is None else f'{client:.2f}'} |"
     )
 
 
@@ -354,8 +360,9 @@ def markdown(report: dict[str, Any]) -> str:
     cpus = report["machine"]["cpus"]
     lines = [
         "| records | scopes | workers | clients | p50 ms | p95 ms | p99 ms | searches/s | errors "
-        "| server CPU ms/search | server cores | searches/s at all cores | server RSS MB |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| server CPU ms/search | server cores | searches/s at all cores | server RSS MB "
+        "| client CPU ms/search |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(_row(r) for r in report["results"]),
         "",
         f"POST /v1/memories/search (budget {report['options']['budget_tokens']} tokens, "
@@ -366,7 +373,8 @@ def markdown(report: dict[str, Any]) -> str:
         "window (all workers); "
         f"searches/s at all cores is {cpus} cores divided by the CPU per search, the most "
         "this machine could serve at that cost per search. RSS is the server's resident "
-        "memory at the end of the window (all workers). Each run follows "
+        "memory at the end of the window (all workers). Client CPU is the load "
+        "generator's own, taken from the server's share of the cores. Each run follows "
         f"{report['options']['settle_s']:g} s of unmeasured load.",
     ]
     return "\n".join(lines) + "\n"
