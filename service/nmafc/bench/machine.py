@@ -1,9 +1,10 @@
 """What a benchmark ran on: core count, CPU model and the vector instructions that matter.
 
-The int8 kernels behind embedding and scanning depend on the instruction set: the same
-code embedded a question in 1.5 ms on a host with AVX-512 VNNI and in 2.2 ms on one with
-AVX2 alone, and NumKong scanned 10⁵ rows for 8 questions in 6 against 11 ms. Figures from
-hosts with different sets are not comparable; reports name them.
+The int8 kernels behind embedding and scanning pick their code by instruction set (AVX2,
+AVX-512 VNNI, AMX, Arm's dot product), so their speed differs between hosts by more than
+the clock: from one day to the next, this project's shared host ran the same embedding and
+scan 1.5 and 1.9 times slower. Reports name the host, so that runs on different ones are
+not compared as if alike.
 """
 
 from __future__ import annotations
