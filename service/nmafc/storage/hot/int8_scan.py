@@ -4,7 +4,7 @@ A float32 scan of a large working set is bound by memory bandwidth (≈ 13 ms fo
 at 100,000 × 384 here). Each row kept as int8 with its own scale is a quarter of the bytes,
 multiplied by the queries in blocks of integer kernels (see :mod:`int8_blocks`).
 
-The result stays exact. The coarse scores pick ``4k`` candidates, which are re-scored in
+The result stays exact. The coarse scores pick ``8k`` candidates, which are re-scored in
 float32. Rounding moves a score by at most a bound computed from each row's and the
 query's stored rounding error, so no row outside the candidates can beat the k-th exact
 score when that score exceeds the lowest candidate's coarse score by more than the bound.
