@@ -5,7 +5,6 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-import boto3
 import pytest
 
 from nmafc.testing.seaweedfs import PortTaken, SeaweedFS
@@ -26,13 +25,7 @@ def test_a_first_start_moves_to_new_ports_when_one_was_taken(tmp_path: Path) -> 
         server = weed.start()
         try:
             assert weed.ports["volume"] != taken
-            s3 = boto3.client(
-                "s3",
-                endpoint_url=server.endpoint,
-                aws_access_key_id=server.access_key,
-                aws_secret_access_key=server.secret_key,
-                region_name=server.region,
-            )
+            s3 = server.client()
             s3.put_object(Bucket=server.bucket, Key="probe", Body=b"up")
             assert s3.get_object(Bucket=server.bucket, Key="probe")["Body"].read() == b"up"
         finally:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,18 @@ class S3Server:
             "NMAFC_HOT_S3_SECRET_ACCESS_KEY": self.secret_key,
             "NMAFC_HOT_S3_ALLOW_HTTP": "true",
         }
+
+    def client(self) -> Any:
+        """A boto3 S3 client for this server."""
+        import boto3
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=self.access_key,
+            aws_secret_access_key=self.secret_key,
+            region_name=self.region,
+        )
 
 
 def free_port() -> int:
@@ -144,16 +157,8 @@ class SeaweedFS:
             process.wait()
 
     def _create_bucket(self, deadline: float) -> None:
-        import boto3
-
         server = self.server
-        client = boto3.client(
-            "s3",
-            endpoint_url=server.endpoint,
-            aws_access_key_id=server.access_key,
-            aws_secret_access_key=server.secret_key,
-            region_name=server.region,
-        )
+        client = server.client()
         last: Exception | None = None
         while time.monotonic() < deadline:
             if self.process is None or self.process.poll() is not None:
