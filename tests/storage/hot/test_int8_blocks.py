@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nmafc.storage.hot.int8_blocks import QUERY_LEVELS, FillingBlock, GemmBlock, shifted
+from nmafc.storage.hot.int8_blocks import QUERY_LEVELS, FillingBlock, GemmBlock
 
 
 @pytest.mark.parametrize("kind", [GemmBlock, FillingBlock])
@@ -20,7 +20,7 @@ def test_scores_are_exact_even_where_every_product_is_largest(
 
     scale = rng.uniform(1e-4, 1e-2, size=1000).astype(np.float32)
 
-    scores = kind(rows, scale).scores(queries, shifted(queries))
+    scores = kind(rows, scale).scores(queries)
 
     dots = queries.astype(np.int64) @ rows.T.astype(np.int64)
     assert np.array_equal(np.rint(scores / scale).astype(np.int64), dots)

@@ -39,7 +39,7 @@ class FillingBlock:
     def nbytes(self) -> int:
         return int(self._pack.nbytes + self._scale.nbytes)
 
-    def scores(self, queries: Codes, shifted: npt.NDArray[np.uint8]) -> Scores:
+    def scores(self, queries: Codes) -> Scores:
         dots = np.asarray(nk.dots_packed(queries, self._pack))[:, : self.rows]
         found: Scores = np.multiply(dots, self._scale, dtype=np.float32)
         return found
@@ -96,11 +96,7 @@ class GemmBlock:
     def nbytes(self) -> int:
         return int(2 * self._weights.nbytes + 4 * self.rows)  # ours, the packed copy, scales
 
-    def scores(self, queries: Codes, shifted: npt.NDArray[np.uint8]) -> Scores:
-        found: Scores = self._session.run(None, {"A": shifted})[0]
+    def scores(self, queries: Codes) -> Scores:
+        unsigned = (queries.astype(np.int16) + _SHIFT).astype(np.uint8)  # in [1, 127]
+        found: Scores = self._session.run(None, {"A": unsigned})[0]
         return found
-
-
-def shifted(queries: Codes) -> npt.NDArray[np.uint8]:
-    """7-bit query codes as the unsigned bytes :class:`GemmBlock` multiplies."""
-    return (queries.astype(np.int16) + _SHIFT).astype(np.uint8)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from nmafc.storage.hot.int8_blocks import QUERY_LEVELS, FillingBlock, GemmBlock, shifted
+from nmafc.storage.hot.int8_blocks import QUERY_LEVELS, FillingBlock, GemmBlock
 from nmafc.storage.hot.top_k import best_rows
 
 Vector = npt.NDArray[np.float32]
@@ -140,14 +140,13 @@ class Int8Scan:
 
     def _coarse(self, codes: npt.NDArray[np.int8], n: int) -> Vector:
         """Integer dot products of ``codes`` with rows ``[0, n)`` times each row's scale."""
-        unsigned = shifted(codes)
         coarse = np.empty((len(codes), n), dtype=np.float32)
         for index, block in enumerate(self._blocks):
             start = index * BLOCK_ROWS
             stop = min(start + block.rows, n)
             if start >= stop:
                 break
-            coarse[:, start:stop] = block.scores(codes, unsigned)[:, : stop - start]
+            coarse[:, start:stop] = block.scores(codes)[:, : stop - start]
         return coarse
 
     def _grow(self, capacity: int) -> None:
