@@ -76,6 +76,23 @@ def test_a_write_is_one_commit_carrying_rows_removals_and_watermark(tmp_path: Pa
     assert len(store.load(A).records) == 18
 
 
+def test_a_write_that_lands_late_leaves_what_a_newer_write_wrote(tmp_path: Path) -> None:
+    # A write that outlived its deadline (the guard cannot cancel it) may commit after the
+    # catch-up that replaced it; it must not put back older versions, removed records or
+    # an older watermark.
+    store = _open(str(tmp_path / "hot"))
+    kept, removed = _rec(A, k=1.0), _rec(A)
+    stale = [(kept, _unit(1)), (removed, _unit(0, 1))]
+    store.write(A, Watermark(1, 12), [(kept.evolve(k=3), _unit(1))], [removed.id])
+    store.write(A, Watermark(1, 10), stale, ())  # the late one
+    snapshot = store.load(A)
+    assert [(r.id, r.k) for r in snapshot.records] == [(kept.id, 3)]
+    assert snapshot.watermark == Watermark(1, 12)
+    assert store.count(A) == 1
+    store.write(A, Watermark(1, 13), stale, ())  # newer writes still replace rows
+    assert {r.id: r.k for r in store.load(A).records} == {kept.id: 1.0, removed.id: removed.k}
+
+
 def test_loaded_records_round_trip_every_field(tmp_path: Path) -> None:
     store = _open(str(tmp_path / "hot"))
     original = _rec(A, related_entities=("melanie",), source_turn_ids=(3, 9), k=2, importance=0.7)

@@ -35,6 +35,10 @@ Vector = npt.NDArray[np.float32]
 MODEL_KEY = b"nmafc.embedding_model"
 DIM_KEY = b"nmafc.embedding_dim"
 LIVE, GONE, META = "live", "gone", "meta"
+# A write that missed its deadline keeps running (see guard) and may land after the
+# catch-up that replaced it: every row carries the log position that wrote it, and an
+# older write leaves newer rows, gone markers and the watermark as they are.
+_NOT_OLDER = "target.seq IS NULL OR target.seq <= source.seq"
 
 
 def hot_schema(dim: int, model: str) -> pa.Schema:
@@ -214,7 +218,7 @@ class HotStore:
         data = pa.Table.from_pylist(rows, schema=self._table.schema)
         (
             self._table.merge_insert("id")
-            .when_matched_update_all()
+            .when_matched_update_all(where=_NOT_OLDER)
             .when_not_matched_insert_all()
             .execute(data)
         )
