@@ -93,15 +93,14 @@ class Int8Scan:
         touched = set((rows // BLOCK_ROWS).tolist())
         for index in range(-(-n // BLOCK_ROWS)):
             start, stop = index * BLOCK_ROWS, min((index + 1) * BLOCK_ROWS, n)
-            if index < len(self._blocks):
-                if index not in touched and self._blocks[index].rows == stop - start:
-                    continue
+            built = self._blocks[index : index + 1]
+            if built and index not in touched and built[0].rows == stop - start:
+                continue
             kind = GemmBlock if stop - start == BLOCK_ROWS else FillingBlock
-            block = kind(self._codes[start:stop], self._scale[start:stop])
-            if index < len(self._blocks):
-                self._blocks[index] = block
-            else:
-                self._blocks.append(block)
+            # Blocks fill in order, so this replaces block ``index`` or appends the next one.
+            self._blocks[index : index + 1] = [
+                kind(self._codes[start:stop], self._scale[start:stop])
+            ]
 
     def search(
         self,
