@@ -39,7 +39,8 @@ A caller can always show ``str(error)``: it ends with the fix.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from concurrent.futures import Future
+from typing import Any, ClassVar
 
 
 class NmafcError(Exception):
@@ -219,6 +220,13 @@ class StoreUnavailable(NmafcError):
         "Check that the database (NMAFC_COLD_URI) and object store (NMAFC_HOT_URI) are "
         "reachable; the request can be retried."
     )
+
+    def __init__(
+        self, detail: str, *, fix: str | None = None, running: Future[Any] | None = None
+    ) -> None:
+        super().__init__(detail, fix=fix)
+        # A call that missed its deadline keeps running and may still change the store.
+        self.running = running
 
 
 class EmbeddingUnavailable(StoreUnavailable):

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import gc
+import shutil
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from sqlalchemy import update
 
 from nmafc.core.scope import Scope
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions
+from nmafc.errors import StoreUnavailable
 from nmafc.settings import Settings
+from nmafc.storage.cold.schema import facts
+from nmafc.storage.hot.guard import HotGuard
+from nmafc.storage.hot.lance import scope_filter
 
 from .helpers import hot_state, log_state, say
 
@@ -160,3 +168,75 @@ def test_preloading_stops_when_asked_and_never_runs_without_a_cache(
         assert engine.ctx.hot.loads == 0
     finally:
         engine.close()
+
+
+def test_after_a_failed_hot_write_the_caught_up_rows_are_checked_against_the_log(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    hot = engine.ctx.hot
+    engine.remember(scope, [say(f"Note {i} about the garden.") for i in range(5)])
+    hot.store.guard = HotGuard(timeout_s=30, cooldown_s=0)
+    _break_the_hot_table(engine)
+    engine.remember(scope, [say("I keep bees.")])  # acknowledged by the Cold ROM alone
+    assert scope in hot.lagging()
+    _mend_the_hot_table(engine)
+    # Rows lost behind the watermark's back, as an object store that dropped a commit
+    # leaves them: the watermark alone cannot tell; the rows checked against the log can.
+    hot.store._table.delete(f"{scope_filter(scope)} AND kind = 'fact'")
+    engine.remember(scope, [say("The hive is on the roof.")])
+    assert hot_state(engine, scope) == log_state(engine, scope)
+    assert hot.lagging() == []
+    # Checked once: healthy writes after that are not checked again.
+    hot.store._table.delete(f"{scope_filter(scope)} AND kind = 'fact'")
+    engine.remember(scope, [say("I sold some honey.")])
+    assert len(hot_state(engine, scope)) == 1
+
+
+def test_a_hot_write_that_ends_after_its_scope_was_checked_has_it_checked_again(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    # A write stuck on S3 may run for minutes past its deadline, then commit. The late end
+    # is staged with a Future: LanceDB's calls share one event loop, so a real stuck call
+    # would also stall the check that must run before it ends.
+    hot = engine.ctx.hot
+    engine.remember(scope, [say(f"Note {i} about the garden.") for i in range(5)])
+    late: Future[None] = Future()
+    hot._behind(scope, StoreUnavailable("The Hot store (S3) did not answer.", running=late))
+    engine.flush()  # caught up and checked while the late write still runs
+    assert hot.lagging() == []
+    hot.store._table.delete(f"{scope_filter(scope)} AND kind = 'fact'")  # what it did
+    late.set_result(None)
+    assert scope in hot.lagging()
+    engine.flush()
+    assert hot_state(engine, scope) == log_state(engine, scope)
+
+
+def _break_the_hot_table(engine: MemoryEngine) -> None:
+    """Every Hot write fails from now on, as with S3 down (the table's files are gone)."""
+    root = Path(engine.ctx.settings.data_dir)
+    shutil.move(root / "hot", root / "hot.away")
+
+
+def _mend_the_hot_table(engine: MemoryEngine) -> None:
+    root = Path(engine.ctx.settings.data_dir)
+    shutil.move(root / "hot.away", root / "hot")
+
+
+def test_a_scope_that_cannot_be_flushed_does_not_keep_the_others_behind(
+    engine: MemoryEngine,
+) -> None:
+    broken, healthy = Scope("agent-flush", "broken"), Scope("agent-flush", "healthy")
+    for scope in (broken, healthy):  # broken first: it is flushed first
+        engine.remember(scope, [say("I keep bees.")])
+        engine.recall(scope, "bees", RecallOptions())  # deferred reinforcement: lagging
+    assert engine.ctx.hot.lagging() == [broken, healthy]
+    engine.ctx.hot.cache.drop()
+    with engine.ctx.cold.write() as session:  # a record whose vector cannot be found
+        session.conn.execute(
+            update(facts)
+            .where(facts.c.conversation_id == broken.conversation_id)
+            .values(embedding=None)
+        )
+    assert engine.flush() == 1
+    assert hot_state(engine, healthy) == log_state(engine, healthy)
+    assert engine.ctx.hot.lagging() == [broken]

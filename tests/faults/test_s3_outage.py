@@ -82,7 +82,7 @@ def test_an_s3_outage_mid_load_loses_no_acknowledged_write(
             hot_matches_cold, service.url, options.agent, conversation_of(options, writer)
         )
         cold, hot = _eventually(probe, lambda: service.log()[-6000:])
-        assert cold == hot > 0
+        assert cold == hot > 0, (writer, cold, hot, service.log()[-12000:])
 
 
 def _eventually(

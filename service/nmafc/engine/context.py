@@ -18,6 +18,7 @@ from nmafc.engine.changes import ChangeSet
 from nmafc.engine.hot_tier import HotTier
 from nmafc.engine.locks import ScopeLocks
 from nmafc.engine.recall_batch import RecallBatching
+from nmafc.errors import StoreUnavailable
 from nmafc.settings import Settings
 from nmafc.storage.cold import ColdSession, ColdStore, ScopeRow
 
@@ -81,14 +82,25 @@ class EngineContext:
                 log.exception("event listener failed")
 
     def flush_hot(self) -> int:
-        """Write every scope's deferred Hot changes to LanceDB; returns how many scopes."""
+        """Write every scope's deferred Hot changes to LanceDB; returns how many scopes.
+
+        An unreachable store stops the round (the next one retries); any other failure is
+        one scope's (logged by the Hot tier) and must not keep the others behind.
+        """
         flushed = 0
         for scope in self.hot.lagging():
             with self.locks.hold(scope):
                 row = self.row(scope)
-                if row is not None:
+                if row is None:  # purged meanwhile
+                    self.hot.drop(scope)
+                    continue
+                try:
                     self.hot.flush(row)
-                    flushed += 1
+                except StoreUnavailable:
+                    raise
+                except Exception:  # logged by the Hot tier; retried next round
+                    continue
+                flushed += 1
         return flushed
 
     def row(self, scope: Scope) -> ScopeRow | None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from nmafc.core.events import Event, net_changes
 from nmafc.core.records import MemoryRecord
@@ -41,6 +42,11 @@ class HotTier:
         self.int8_scan_min_rows = int8_scan_min_rows
         self._known: dict[Scope, Watermark] = {}
         self._lagging: dict[Scope, int] = {}
+        # Scopes whose Hot write failed: once caught up, their rows are counted against the
+        # log and rebuilt if they differ (a write that failed part-way, or one that landed
+        # late, can leave rows no watermark accounts for).
+        self._suspect: dict[Scope, int] = {}  # scope -> times marked, so a check in
+        # progress cannot clear a mark made while it ran
         self._known_lock = threading.Lock()
         self._sets = FreshSets(cache)
         self.loads = 0  # working sets built from storage (a statistic, for tests and metrics)
@@ -74,23 +80,51 @@ class HotTier:
                 self.catch_up(row)
             else:
                 self._write(row, events, vectors)
+            self._verify_if_suspect(row)
         except Exception as exc:  # the log is durable; Hot catches up from it later
             self._behind(row.scope, exc)
         else:
             with self._known_lock:
-                self._lagging.pop(row.scope, None)
+                if row.scope not in self._suspect:  # marked again meanwhile: flusher's turn
+                    self._lagging.pop(row.scope, None)
         self._advance_cache(row, events, vectors)
 
     def _behind(self, scope: Scope, exc: Exception) -> None:
         """A Hot write failed: forget the watermark and leave the scope to the flusher."""
         if isinstance(exc, StoreUnavailable):
             log.warning("Hot write for %s deferred: %s", scope, exc.detail)
+            self._recheck_when_done(scope, exc)
         else:
             log.error("Hot write for %s failed; it will be replayed from the log", scope,
                       exc_info=exc)  # fmt: skip
-        self._forget(scope)
+        self._mark_suspect(scope)
+
+    def _recheck_when_done(self, reach: AnyScope, exc: StoreUnavailable) -> None:
+        """A call that missed its deadline may still commit: check its scopes again then."""
+        if exc.running is None:
+            return
+
+        def ended(_: object) -> None:
+            log.info("a Hot call for %s ended after its deadline; checking it again", reach)
+            self._mark_suspect(reach)
+
+        exc.running.add_done_callback(ended)
+
+    def _mark_suspect(self, reach: AnyScope) -> None:
+        """Forget the watermarks in reach and leave those scopes to the flusher to check.
+
+        A scope of the reach that Hot knows nothing about needs nothing: its next write
+        reads its watermark from the store and replays (or rebuilds) from there.
+        """
+        within = _within(reach)
         with self._known_lock:
-            self._lagging[scope] = max(self._lagging.get(scope, 0), 1)
+            scopes = {s for s in (*self._known, *self._lagging) if within(s)}
+            if isinstance(reach, Scope):
+                scopes.add(reach)
+            for scope in scopes:
+                self._known.pop(scope, None)
+                self._lagging[scope] = max(self._lagging.get(scope, 0), 1)
+                self._suspect[scope] = self._suspect.get(scope, 0) + 1
 
     def _defer(self, row: ScopeRow, events: Sequence[Event]) -> bool:
         cached = self.cache.get(row.scope)
@@ -116,9 +150,34 @@ class HotTier:
                 return
         try:
             self.catch_up(row)
+            self._verify_if_suspect(row)
         except Exception as exc:
             self._behind(row.scope, exc)
             raise
+
+    def _verify_if_suspect(self, row: ScopeRow) -> None:
+        """After a failure, check the caught-up rows against the log; rebuild if they differ.
+
+        The watermark alone cannot tell: a write that failed part-way, or one that landed
+        after a newer one, leaves rows it does not account for.
+        """
+        with self._known_lock:
+            marks = self._suspect.get(row.scope)
+        if marks is None:
+            return
+        with self.cold.read() as session:
+            expected = session.facts.valid_versions(row.scope)
+        held = self.store.versions(row.scope)
+        if held != expected:
+            log.warning(
+                "Hot held %d live rows of %s (%d differing from the log's %d valid records); "
+                "rebuilding it",
+                len(held), row.scope, len(held.items() ^ expected.items()), len(expected),
+            )  # fmt: skip
+            self.rebuild(row)
+        with self._known_lock:
+            if self._suspect.get(row.scope) == marks:
+                del self._suspect[row.scope]
 
     def _write(
         self, row: ScopeRow, events: Sequence[Event], vectors: dict[tuple[str, int], Vector]
@@ -275,16 +334,26 @@ class HotTier:
 
     def purge(self, scope: AnyScope) -> int:
         """Delete the scope's (or agent's) rows from Hot and the cache."""
-        deleted = self.store.purge(scope)
+        try:
+            deleted = self.store.purge(scope)
+        except StoreUnavailable as exc:
+            self._recheck_when_done(scope, exc)
+            raise
         if isinstance(scope, Scope):
             self.cache.drop([scope])
-            self._forget(scope)
         else:
             self.cache.drop_agent(scope.agent_id)
-            with self._known_lock:
-                for known in [s for s in self._known if s.agent_id == scope.agent_id]:
-                    del self._known[known]
+        self.drop(scope)
         return deleted
+
+    def drop(self, reach: AnyScope) -> None:
+        """Forget what is known of scopes that no longer exist in the Cold ROM."""
+        within = _within(reach)
+        with self._known_lock:
+            tables: tuple[dict[Scope, Any], ...] = (self._known, self._lagging, self._suspect)
+            for table in tables:
+                for gone in [s for s in table if within(s)]:
+                    del table[gone]
 
     # -- bookkeeping ------------------------------------------------------------------
 
@@ -299,3 +368,9 @@ class HotTier:
     def _forget(self, scope: Scope) -> None:
         with self._known_lock:
             self._known.pop(scope, None)
+
+
+def _within(reach: AnyScope) -> Callable[[Scope], bool]:
+    if isinstance(reach, Scope):
+        return lambda scope: scope == reach
+    return lambda scope: scope.agent_id == reach.agent_id

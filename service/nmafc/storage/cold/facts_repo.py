@@ -169,6 +169,15 @@ class FactsRepo:
         )
         return [record_from_row(r) for r in rows]
 
+    def valid_versions(self, scope: Scope) -> dict[str, int]:
+        """``{record id: version}`` of every valid record (what Hot must hold)."""
+        rows = self._conn.execute(
+            select(facts.c.record_id, facts.c.version).where(
+                where_scope(facts, scope), facts.c.invalid_at.is_(None)
+            )
+        )
+        return {r.record_id: int(r.version) for r in rows}
+
     def valid_by_entity(self, scope: AnyScope, entities: Iterable[str]) -> list[MemoryRecord]:
         names = list(set(entities))
         if not names:

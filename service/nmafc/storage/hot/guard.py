@@ -6,6 +6,12 @@ call that misses its deadline, or fails, opens the breaker for ``cooldown_s``; w
 open Hot calls fail at once with :class:`StoreUnavailable`, writes stay acknowledged by
 their Cold commit (Hot catches up from the log later) and reads are served from RAM or the
 Cold ROM. After the cooldown the next call probes the store again.
+
+A call that missed its deadline cannot be cancelled, and after an outage such calls may hang
+for minutes on the dead server's connections, then still commit. Waiting for them would
+keep Hot down long after S3 is back, so the guard does not: it hands the still-running call
+to the caller in ``StoreUnavailable.running``, and the caller re-checks what the call touched
+once it ends.
 """
 
 from __future__ import annotations
@@ -60,9 +66,9 @@ class HotGuard:
         try:
             return future.result(timeout=self.timeout_s)
         except FutureTimeout:
-            # The call keeps running in its worker; it cannot be cancelled, only outlived.
-            self._trip(f"did not answer within {self.timeout_s:g}s")
-            raise self._unavailable(f"did not answer within {self.timeout_s:g}s") from None
+            why = f"did not answer within {self.timeout_s:g}s"
+            self._trip(why)
+            raise StoreUnavailable(f"The Hot store (S3) {why}.", fix=_FIX, running=future) from None
         except (StoreUnavailable, OSError, RuntimeError) as exc:  # LanceDB's I/O failures
             self._trip(f"failed: {type(exc).__name__}")
             raise
@@ -85,11 +91,14 @@ class HotGuard:
             self._stale = True
 
     def _unavailable(self, why: str) -> StoreUnavailable:
-        return StoreUnavailable(
-            f"The Hot store (S3) {why}.",
-            fix="Check the S3 endpoint (NMAFC_HOT_S3_ENDPOINT) and retry after Retry-After; "
-            "acknowledged writes are safe in the Cold ROM and reach Hot when S3 answers.",
-        )
+        return StoreUnavailable(f"The Hot store (S3) {why}.", fix=_FIX)
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def close(self, wait: bool = False) -> None:
+        """Stop taking calls; with ``wait``, return only once every running call has ended."""
+        self._pool.shutdown(wait=wait, cancel_futures=True)
+
+
+_FIX = (
+    "Check the S3 endpoint (NMAFC_HOT_S3_ENDPOINT) and retry after Retry-After; "
+    "acknowledged writes are safe in the Cold ROM and reach Hot when S3 answers."
+)

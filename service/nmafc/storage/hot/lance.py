@@ -283,6 +283,19 @@ class HotStore:
         }
 
     @_guarded
+    def versions(self, scope: Scope) -> dict[str, int]:
+        """``{record id: version}`` of the scope's live rows (to check them against the log)."""
+        with _reading():
+            rows = (
+                self._table.search()
+                .where(f"{scope_filter(scope)} AND state = '{LIVE}'")
+                .select(["id", "version"])
+                .limit(None)
+                .to_arrow()
+            )
+        return dict(zip(rows["id"].to_pylist(), rows["version"].to_pylist(), strict=True))
+
+    @_guarded
     def count(self, scope: AnyScope) -> int:
         with _reading():
             return int(self._table.count_rows(f"{scope_filter(scope)} AND state = '{LIVE}'"))

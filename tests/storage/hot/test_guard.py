@@ -1,0 +1,68 @@
+"""The Hot guard: a deadline per call, a breaker, and late calls handed back to the caller."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from nmafc.errors import StoreUnavailable
+from nmafc.storage.hot.guard import HotGuard
+
+
+def _until(condition: Callable[[], bool], within_s: float = 5.0) -> None:
+    deadline = time.monotonic() + within_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition never held"
+        time.sleep(0.01)
+
+
+def test_a_call_that_misses_its_deadline_is_unavailable_and_handed_back_still_running() -> None:
+    guard = HotGuard(timeout_s=0.05, cooldown_s=0.1)
+    release = threading.Event()
+    with pytest.raises(StoreUnavailable, match="NMAFC_HOT_S3_ENDPOINT") as caught:
+        guard.call(lambda: release.wait(10) and "committed late")
+    running = caught.value.running
+    assert running is not None
+    assert not running.done()  # it cannot be cancelled: whoever made it must watch it
+    assert guard.open
+    release.set()
+    assert running.result(timeout=5) == "committed late"
+    guard.close(wait=True)
+
+
+def test_the_breaker_closes_after_the_cooldown_even_while_a_late_call_still_runs() -> None:
+    # Calls stuck on a dead server's connections can hang for minutes after it is back;
+    # waiting for them would keep Hot down that long.
+    guard = HotGuard(timeout_s=0.05, cooldown_s=0.1)
+    stuck = threading.Event()
+    with pytest.raises(StoreUnavailable) as caught:
+        guard.call(stuck.wait, 10)
+    with pytest.raises(StoreUnavailable, match="not answering"):
+        guard.call(lambda: "too early")
+    _until(lambda: not guard.open)
+    assert guard.call(lambda: "answered") == "answered"
+    running = caught.value.running
+    assert running is not None
+    assert not running.done()
+    stuck.set()
+    guard.close(wait=True)
+    assert running.done()
+
+
+def test_a_failing_call_trips_the_breaker_and_hands_back_nothing() -> None:
+    guard = HotGuard(timeout_s=1.0, cooldown_s=0.1)
+
+    def fails() -> None:
+        raise OSError("connection refused")
+
+    with pytest.raises(OSError, match="refused"):
+        guard.call(fails)
+    with pytest.raises(StoreUnavailable) as caught:
+        guard.call(fails)
+    assert caught.value.running is None  # refused by the open breaker: nothing ran
+    _until(lambda: not guard.open)
+    assert guard.call(lambda: 1) == 1
+    guard.close()
