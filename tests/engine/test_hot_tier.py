@@ -16,7 +16,6 @@ from nmafc.engine.recall import RecallOptions
 from nmafc.errors import StoreUnavailable
 from nmafc.settings import Settings
 from nmafc.storage.cold.schema import facts
-from nmafc.storage.hot.guard import HotGuard
 from nmafc.storage.hot.lance import scope_filter
 
 from .helpers import hot_state, log_state, say
@@ -175,7 +174,6 @@ def test_after_a_failed_hot_write_the_caught_up_rows_are_checked_against_the_log
 ) -> None:
     hot = engine.ctx.hot
     engine.remember(scope, [say(f"Note {i} about the garden.") for i in range(5)])
-    hot.store.guard = HotGuard(timeout_s=30, cooldown_s=0)
     _break_the_hot_table(engine)
     engine.remember(scope, [say("I keep bees.")])  # acknowledged by the Cold ROM alone
     assert scope in hot.lagging()
@@ -213,13 +211,13 @@ def test_a_hot_write_that_ends_after_its_scope_was_checked_has_it_checked_again(
 
 def _break_the_hot_table(engine: MemoryEngine) -> None:
     """Every Hot write fails from now on, as with S3 down (the table's files are gone)."""
-    root = Path(engine.ctx.settings.data_dir)
-    shutil.move(root / "hot", root / "hot.away")
+    table = Path(engine.ctx.settings.resolved_hot_uri())
+    shutil.move(table, table.with_name("hot.away"))
 
 
 def _mend_the_hot_table(engine: MemoryEngine) -> None:
-    root = Path(engine.ctx.settings.data_dir)
-    shutil.move(root / "hot.away", root / "hot")
+    table = Path(engine.ctx.settings.resolved_hot_uri())
+    shutil.move(table.with_name("hot.away"), table)
 
 
 def test_a_scope_that_cannot_be_flushed_does_not_keep_the_others_behind(
@@ -234,7 +232,10 @@ def test_a_scope_that_cannot_be_flushed_does_not_keep_the_others_behind(
     with engine.ctx.cold.write() as session:  # a record whose vector cannot be found
         session.conn.execute(
             update(facts)
-            .where(facts.c.conversation_id == broken.conversation_id)
+            .where(
+                facts.c.agent_id == broken.agent_id,
+                facts.c.conversation_id == broken.conversation_id,
+            )
             .values(embedding=None)
         )
     assert engine.flush() == 1

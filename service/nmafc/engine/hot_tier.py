@@ -42,11 +42,10 @@ class HotTier:
         self.int8_scan_min_rows = int8_scan_min_rows
         self._known: dict[Scope, Watermark] = {}
         self._lagging: dict[Scope, int] = {}
-        # Scopes whose Hot write failed: once caught up, their rows are counted against the
-        # log and rebuilt if they differ (a write that failed part-way, or one that landed
-        # late, can leave rows no watermark accounts for).
-        self._suspect: dict[Scope, int] = {}  # scope -> times marked, so a check in
-        # progress cannot clear a mark made while it ran
+        # Scopes to check against the log once caught up (a Hot write of theirs failed, or
+        # ended after its deadline), with how often they were marked: a check in progress
+        # must not clear a mark made while it ran.
+        self._suspect: dict[Scope, int] = {}
         self._known_lock = threading.Lock()
         self._sets = FreshSets(cache)
         self.loads = 0  # working sets built from storage (a statistic, for tests and metrics)
@@ -364,10 +363,6 @@ class HotTier:
     def _remember(self, scope: Scope, mark: Watermark) -> None:
         with self._known_lock:
             self._known[scope] = mark
-
-    def _forget(self, scope: Scope) -> None:
-        with self._known_lock:
-            self._known.pop(scope, None)
 
 
 def _within(reach: AnyScope) -> Callable[[Scope], bool]:
