@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
 from nmafc.engine.coalesce import Coalescer, CoalescerClosed
+
+from ..polling import wait_until
 
 
 class Squares:
@@ -45,17 +45,10 @@ def _queued_behind_a_held_batch(
     futures = [pool.submit(coalescer.call, items[0])]
     assert squares.first_started.wait(10)
     futures += [pool.submit(coalescer.call, item) for item in items[1:]]
-    _wait_for(lambda: coalescer.pending == len(items) - 1)
+    wait_until(lambda: coalescer.pending == len(items) - 1)
     squares.release.set()
     pool.shutdown(wait=True)
     return futures
-
-
-def _wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.001)
 
 
 def test_each_caller_gets_the_result_of_its_own_item() -> None:
@@ -81,7 +74,7 @@ def test_callers_released_together_share_batches() -> None:
     with ThreadPoolExecutor(max_workers=n) as pool:
         futures = [pool.submit(call, i) for i in range(n)]
         assert squares.first_started.wait(10)  # one caller leads, its batch is held
-        _wait_for(lambda: coalescer.pending == n - 1)  # every other caller queued behind it
+        wait_until(lambda: coalescer.pending == n - 1)  # every other caller queued behind it
         squares.release.set()
         results = [f.result(10) for f in futures]
     assert results == [i * i for i in range(n)]
@@ -151,7 +144,7 @@ def test_close_refuses_new_calls_and_lets_queued_ones_finish() -> None:
         futures = [pool.submit(coalescer.call, 0)]
         assert squares.first_started.wait(10)
         futures += [pool.submit(coalescer.call, i) for i in (1, 2, 3)]
-        _wait_for(lambda: coalescer.pending == 3)
+        wait_until(lambda: coalescer.pending == 3)
         coalescer.close()
         coalescer.close()
         squares.release.set()

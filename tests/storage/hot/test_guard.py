@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 
 import pytest
 
 from nmafc.errors import StoreUnavailable
 from nmafc.storage.hot.guard import HotGuard
 
-
-def _until(condition: Callable[[], bool], within_s: float = 5.0) -> None:
-    deadline = time.monotonic() + within_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition never held"
-        time.sleep(0.01)
+from ...polling import wait_until
 
 
 def test_a_call_that_misses_its_deadline_is_unavailable_and_handed_back_still_running() -> None:
@@ -42,7 +35,7 @@ def test_the_breaker_closes_after_the_cooldown_even_while_a_late_call_still_runs
         guard.call(stuck.wait, 10)
     with pytest.raises(StoreUnavailable, match="not answering"):
         guard.call(lambda: "too early")
-    _until(lambda: not guard.open)
+    wait_until(lambda: not guard.open)
     assert guard.call(lambda: "answered") == "answered"
     running = caught.value.running
     assert running is not None
@@ -63,6 +56,6 @@ def test_a_failing_call_trips_the_breaker_and_hands_back_nothing() -> None:
     with pytest.raises(StoreUnavailable) as caught:
         guard.call(fails)
     assert caught.value.running is None  # refused by the open breaker: nothing ran
-    _until(lambda: not guard.open)
+    wait_until(lambda: not guard.open)
     assert guard.call(lambda: 1) == 1
     guard.close()
