@@ -7,11 +7,14 @@ import os
 import re
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from nmafc import Memory, SyncMemory
+from nmafc.core.turns import Message
 from nmafc.engine.engine import MemoryEngine
 from nmafc.errors import InvalidInput
 from nmafc.settings import Settings
@@ -80,6 +83,35 @@ def test_sync_memory_accepts_strings_dicts_and_captions(tmp_path: Path) -> None:
         assert len(memory.recall("something", scope="agent", reinforce=False).hits) >= 2
         with pytest.raises(InvalidInput, match="content"):
             memory.remember({"role": "user"})
+
+
+def test_an_undated_message_takes_the_time_of_the_message_before_it(
+    tmp_path: Path, shared_embedder: Any
+) -> None:
+    settings = Settings(data_dir=tmp_path, extractor="verbatim", consolidation={"inline": False})  # type: ignore[arg-type]
+    engine = MemoryEngine.open(settings, embedder=shared_embedder)
+    memory = SyncMemory("agent", "c1", engine=engine)
+    march, may = datetime(2024, 3, 1, 12, tzinfo=UTC), datetime(2024, 5, 1, tzinfo=UTC)
+    try:
+        said = memory.remember(
+            [
+                {"role": "user", "content": "I'm allergic to shellfish.",
+                 "timestamp": "2024-03-01T12:00:00Z"},
+                {"role": "assistant", "content": "Noted - no shellfish."},
+                Message("And to peanuts."),
+            ]
+        )  # fmt: skip
+        assert [t.occurred_at for t in said.turns] == [march, march, march]
+        call = datetime(2024, 4, 1, tzinfo=UTC)
+        said = memory.remember(
+            ["before", {"content": "dated", "occurred_at": may}, "after"], occurred_at=call
+        )
+        assert [t.occurred_at for t in said.turns] == [call, may, may]
+        before = datetime.now(UTC)
+        first = memory.remember(["undated", Message("dated", occurred_at=may)]).turns[0]
+        assert first.occurred_at >= before
+    finally:
+        engine.close()
 
 
 def test_async_memory_runs_operations_concurrently(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from nmafc.core.facts import FactDraft
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AgentScope, AnyScope, Scope
 from nmafc.core.tiers import Tier, parse_tier
-from nmafc.core.turns import Message
+from nmafc.core.turns import Message, dated
 from nmafc.engine.engine import MemoryEngine, Stats
 from nmafc.engine.history import PurgeReceipt, RecordHistory, RollbackResult
 from nmafc.engine.maintenance import MaintenanceReport
@@ -139,9 +139,15 @@ class SyncMemory:
     def remember(
         self, messages: Iterable[MessageLike] | MessageLike, occurred_at: datetime | None = None
     ) -> WriteResult:
-        """Store messages as turns and the facts they contain."""
+        """Store messages as turns and the facts they contain.
+
+        A message without a time takes the time of the message before it in this call;
+        those before any dated message take ``occurred_at`` (default: now).
+        """
         items = [messages] if isinstance(messages, str | Mapping | Message) else list(messages)
-        result = self.engine.remember(self._scope, [to_message(m, occurred_at) for m in items])
+        # An undated message takes the time of the one before it, else ``occurred_at``.
+        stamped = dated([to_message(m) for m in items], occurred_at)
+        result = self.engine.remember(self._scope, stamped)
         if self.engine.settings.consolidation.inline and self.engine.maintenance_due(self._scope):
             self.engine.maintain(self._scope)
         return result

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +33,23 @@ class Message:
             return self.content
         shared = " ".join(f"[shared an image: {c}]" for c in self.captions)
         return f"{self.content} {shared}".strip()
+
+
+def dated(messages: Sequence[Message], default: datetime | None) -> list[Message]:
+    """The messages of one call, each without a time given the time of the message before
+    it; those before any dated message take ``default`` (the call's time, or now).
+
+    A call is one stretch of conversation: an undated reply belongs beside the dated
+    question it answers, not on the day it happened to be stored.
+    """
+    out: list[Message] = []
+    previous = default
+    for message in messages:
+        if message.occurred_at is None and previous is not None:
+            message = replace(message, occurred_at=previous)
+        previous = message.occurred_at or previous
+        out.append(message)
+    return out
 
 
 def validate_messages(messages: list[Message]) -> None:

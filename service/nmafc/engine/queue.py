@@ -17,7 +17,7 @@ from typing import Any
 
 from nmafc.core.records import utcnow
 from nmafc.core.scope import AgentScope, AnyScope, Scope
-from nmafc.core.turns import Message, validate_messages
+from nmafc.core.turns import Message, dated, validate_messages
 from nmafc.engine.context import EngineContext
 from nmafc.engine.writes import WriteResult, Writes
 from nmafc.errors import StoreNotWritable, StoreUnavailable
@@ -76,8 +76,9 @@ class RememberQueue:
     def enqueue(self, scope: Scope, messages: Sequence[Message]) -> int:
         """Commit one exchange to the queue; returns its id. Invalid input is refused here."""
         validate_messages(list(messages))
+        stamped = dated(messages, utcnow())
         with self.ctx.cold.write() as session:
-            return session.pending.enqueue(scope, [message_to_json(m) for m in messages])
+            return session.pending.enqueue(scope, [message_to_json(m) for m in stamped])
 
     def pending(self, scope: AnyScope, *, limit: int = 100) -> list[PendingExchange]:
         """Exchanges not yet remembered (including ones that exhausted their attempts)."""

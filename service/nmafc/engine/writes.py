@@ -17,7 +17,7 @@ from nmafc.core.lifecycle import InvalidReason, invalidate, reinforce
 from nmafc.core.records import MemoryRecord, utcnow
 from nmafc.core.scope import Scope
 from nmafc.core.tiers import Tier, parse_tier
-from nmafc.core.turns import Message, Turn, validate_messages
+from nmafc.core.turns import Message, Turn, dated, validate_messages
 from nmafc.embedding.base import Vectors
 from nmafc.engine.changes import ChangeSet
 from nmafc.engine.context import EngineContext
@@ -67,9 +67,11 @@ class Writes:
         self, scope: Scope, messages: Sequence[Message], queued: int | None
     ) -> WriteResult | None:
         validate_messages(list(messages))
+        received = utcnow()
+        # Before extraction: "yesterday" in an undated reply resolves against its dated call.
+        messages = dated(messages, received)
         drafts = self.ctx.extractor.extract(messages)
         vectors = self._vectors_for(drafts)
-        received = utcnow()
 
         def build(session: ColdSession, row: ScopeRow) -> tuple[ChangeSet, WriteResult | None]:
             if queued is not None and not session.pending.claim(scope, queued):
@@ -269,11 +271,16 @@ class Writes:
             else:
                 updated = with_expiry(updated, self.ctx.decay)
                 changes.update(updated)
+            # A tier change rewrites the record in place: the event keeps the tier it had.
             changes.log(
                 EventKind.UPDATE,
                 row.turn,
                 updated,
-                detail={"content_changed": content is not None, "tier": updated.tier.value},
+                detail={
+                    "content_changed": content is not None,
+                    "tier": updated.tier.value,
+                    "previous_tier": current.tier.value,
+                },
             )
             return changes, updated
 
