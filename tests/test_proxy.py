@@ -12,6 +12,7 @@ import pytest
 
 from nmafc.core.events import EventKind
 from nmafc.engine.engine import MemoryEngine
+from nmafc.errors import InvalidInput
 from nmafc.memory import Memory, SyncMemory
 from nmafc.proxy import MemoryOpenAI
 from nmafc.settings import Settings
@@ -99,6 +100,24 @@ def test_memory_switches_turn_recall_and_remembering_off(
     assert sent["messages"] == [{"role": "user", "content": "What is my cat called?"}]
     assert "memory_recall" not in sent
     assert memory.stats().turns == 1
+
+
+@pytest.mark.parametrize("value", ["false", "no", 0, "0", 1])
+@pytest.mark.parametrize("switch", ["memory_recall", "memory_remember"])
+def test_a_memory_switch_that_is_not_a_boolean_is_refused_before_the_call(
+    memory: SyncMemory, upstream: FakeUpstream, switch: str, value: Any
+) -> None:
+    with openai.OpenAI(base_url=upstream.url, api_key="k", max_retries=0) as inner:
+        client = MemoryOpenAI(inner, memory)
+        with pytest.raises(InvalidInput, match=switch) as raised:
+            client.chat.completions.create(
+                model="fake-model",
+                messages=[{"role": "user", "content": "Keep this to yourself."}],
+                **{switch: value},
+            )
+    assert raised.value.fix == f"Pass {switch}=True or {switch}=False."
+    assert not upstream.chat_requests
+    assert memory.stats().turns == 0
 
 
 @pytest.mark.anyio

@@ -11,6 +11,7 @@ The tree::
     │   └── InvalidSnapshot
     │   └── RequestValidationFailed
     ├── MalformedRequest (400)
+    ├── BodyNotUtf8 (415)
     ├── Unauthorized (401)
     ├── NotFound (404)
     │   ├── MemoryNotFound
@@ -110,6 +111,18 @@ class MalformedRequest(NmafcError):
     code = "malformed_request"
     title = "Malformed request"
     default_fix = "Send a complete request whose body matches its Content-Type."
+
+
+class BodyNotUtf8(NmafcError):
+    """The body is not UTF-8 JSON text (RFC 8259 §8.1): another encoding, or a BOM."""
+
+    status = 415
+    code = "body_not_utf8"
+    title = "Body is not UTF-8"
+    default_fix = (
+        "Send the JSON body encoded as UTF-8 without a byte-order mark, with Content-Type: "
+        "application/json (a charset, if named, must be utf-8)."
+    )
 
 
 class Unauthorized(NmafcError):

@@ -32,6 +32,7 @@ from nmafc.core.chat import (
     memory_preamble,
     reply_message,
 )
+from nmafc.errors import InvalidInput
 from nmafc.memory import Memory, SyncMemory
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,19 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return dict(dump()) if callable(dump) else {}
 
 
+def _switch(kwargs: dict[str, Any], name: str) -> bool:
+    """A per-call memory switch: True, False, or absent / None for on. Anything else is
+    refused before the call, so a privacy opt-out spelled ``"false"`` cannot read as on."""
+    value = kwargs.pop(name, None)
+    if value is None:
+        return True
+    if not isinstance(value, bool):
+        raise InvalidInput(
+            f"`{name}` is {value!r}, not a boolean.", fix=f"Pass {name}=True or {name}=False."
+        )
+    return value
+
+
 class _Memory:
     """The memory steps around one call; a failure in either is logged and skipped."""
 
@@ -55,8 +69,8 @@ class _Memory:
     def prepare(self, kwargs: dict[str, Any]) -> tuple[dict[str, Any], bool, list[Any]]:
         """The call's arguments with the preamble injected, whether to remember, and the
         caller's own messages."""
-        recall = kwargs.pop("memory_recall", True)
-        remember = kwargs.pop("memory_remember", True)
+        recall = _switch(kwargs, "memory_recall")
+        remember = _switch(kwargs, "memory_remember")
         messages = list(kwargs.get("messages") or [])
         question = last_user_text([_as_dict(m) for m in messages])
         if recall and question:
@@ -66,7 +80,7 @@ class _Memory:
                 kwargs["messages"] = inject(messages, preamble)
             except Exception as exc:
                 log.warning("MemoryOpenAI: recall skipped: %s: %s", type(exc).__name__, exc)
-        return kwargs, bool(remember), messages
+        return kwargs, remember, messages
 
     def remember(self, messages: list[Any], reply: Mapping[str, Any] | None) -> None:
         turns = exchange([_as_dict(m) for m in messages], reply)

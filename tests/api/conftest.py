@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -18,6 +18,11 @@ from nmafc.api import create_app
 from nmafc.api.state import AppState
 from nmafc.client import AsyncClient
 from nmafc.settings import Settings
+
+from ..providers.fakes import FakeUpstream, running_upstream
+
+if TYPE_CHECKING:
+    from .chat_service import ChatService
 
 BASE_URL = "http://nmafc.test"
 KEY_A = "secret-key-of-agent-a"
@@ -78,3 +83,37 @@ async def secured(tmp_path: Path, shared_embedder: Any) -> AsyncIterator[Running
     settings = service_settings(tmp_path, api={"keys": BOOTSTRAP})
     async with serve(settings, shared_embedder) as app:
         yield app
+
+
+# -- the chat proxy: NMAFC over real HTTP forwarding to a fake upstream LLM ----------------
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[FakeUpstream]:
+    with running_upstream("openai") as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def anthropic_upstream() -> Iterator[FakeUpstream]:
+    with running_upstream("anthropic") as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake(upstream: FakeUpstream) -> Iterator[FakeUpstream]:
+    upstream.script.clear()
+    upstream.received.clear()
+    upstream._gate.clear()
+    yield upstream
+    upstream.release()
+
+
+@pytest.fixture
+async def service(
+    tmp_path: Path, shared_embedder: Any, fake: FakeUpstream
+) -> AsyncIterator[ChatService]:
+    from .chat_service import chat_service  # it builds on service_settings above
+
+    async with chat_service(tmp_path, shared_embedder, fake) as running:
+        yield running

@@ -6,122 +6,19 @@ Nothing of NMAFC is patched; the only fake is the upstream, which records what i
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
-import uvicorn
-from asgi_lifespan import LifespanManager
 
-from nmafc.api import create_app
-from nmafc.api.state import AppState
-from nmafc.core.events import EventKind
 from nmafc.core.scope import Scope
 
-from ..providers.fakes import FakeUpstream, free_port, running_upstream
+from ..providers.fakes import FakeUpstream
+from .chat_service import SCOPE, ChatService, chat_service, scoped
 from .conftest import BOOTSTRAP, KEY_A, service_settings
 
 pytestmark = pytest.mark.anyio
-SCOPE = Scope("agent-a", "chat-1")
-
-
-@dataclass
-class ChatService:
-    state: AppState
-    url: str
-    clients: list[openai.AsyncOpenAI] = field(default_factory=list)
-
-    def client(self, api_key: str = "unused", **headers: str) -> openai.AsyncOpenAI:
-        # No SDK retries: each test scripts exactly what the upstream answers.
-        client = openai.AsyncOpenAI(
-            base_url=f"{self.url}/v1", api_key=api_key, max_retries=0, default_headers=headers
-        )
-        self.clients.append(client)
-        return client
-
-    def turns(self, scope: Scope = SCOPE) -> int:
-        return self.state.engine.stats(scope).turns
-
-    def turn_events(self, scope: Scope = SCOPE) -> int:
-        events = self.state.engine.events(scope, limit=1000)
-        return sum(1 for e in events if e.kind == EventKind.TURN)
-
-    async def settled(self, scope: Scope = SCOPE) -> None:
-        """Wait until the exchange queue of ``scope`` is empty (remembering runs after the
-        response has been sent)."""
-        deadline = time.monotonic() + 20
-        while self.state.engine.queue.pending(scope):
-            assert time.monotonic() < deadline, "the queued exchange was never remembered"
-            await asyncio.sleep(0.05)
-
-
-@asynccontextmanager
-async def chat_service(
-    tmp_path: Path, embedder: Any, upstream: FakeUpstream, **overrides: Any
-) -> AsyncIterator[ChatService]:
-    """NMAFC on a loopback port (uvicorn, in this event loop) forwarding to ``upstream``."""
-    llm = {"provider": upstream.flavor, "base_url": upstream.url, "model": "fake-model"}
-    llm.update({"max_retries": 0, "timeout_s": 5, **overrides.pop("llm", {})})
-    settings = service_settings(tmp_path, llm=llm, **overrides)
-    app = create_app(settings, embedder=embedder)
-    async with LifespanManager(app, startup_timeout=120, shutdown_timeout=60) as manager:
-        port = free_port()
-        server = uvicorn.Server(
-            uvicorn.Config(
-                manager.app, host="127.0.0.1", port=port, lifespan="off", log_level="warning"
-            )
-        )
-        task = asyncio.create_task(server.serve())
-        while not server.started:
-            assert not task.done(), "NMAFC did not start"
-            await asyncio.sleep(0.02)
-        service = ChatService(manager._state["nmafc"], f"http://127.0.0.1:{port}")
-        try:
-            yield service
-        finally:
-            for client in service.clients:
-                await client.close()
-            server.should_exit = True
-            await task
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[FakeUpstream]:
-    with running_upstream("openai") as fake:
-        yield fake
-
-
-@pytest.fixture(scope="module")
-def anthropic_upstream() -> Iterator[FakeUpstream]:
-    with running_upstream("anthropic") as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(upstream: FakeUpstream) -> Iterator[FakeUpstream]:
-    upstream.script.clear()
-    upstream.received.clear()
-    upstream._gate.clear()
-    yield upstream
-    upstream.release()
-
-
-@pytest.fixture
-async def service(
-    tmp_path: Path, shared_embedder: Any, fake: FakeUpstream
-) -> AsyncIterator[ChatService]:
-    async with chat_service(tmp_path, shared_embedder, fake) as running:
-        yield running
-
-
-def scoped(conversation: str = SCOPE.conversation_id) -> dict[str, str]:
-    return {"X-Agent-ID": SCOPE.agent_id, "X-Conversation-ID": conversation}
 
 
 async def remember_first(service: ChatService) -> None:
@@ -271,12 +168,12 @@ async def test_upstream_failures_map_to_statuses_and_leave_memory_unchanged(
                 )
             response = raised.value.response  # type: ignore[attr-defined]
             assert response.status_code == status
-            problem = response.json()
+            body = response.json()["error"]  # OpenAI's error shape
             if status == 429:
-                assert problem["code"] == "provider_rate_limited"
+                assert body["code"] == "provider_rate_limited"
                 assert response.headers["retry-after"] == "90"
             if status == 502:
-                assert "model melted" in problem["detail"]
+                assert "model melted" in body["message"]
         after = service.state.engine.stats(SCOPE)
         assert (after.turns, after.records) == (before.turns, before.records)
         assert not service.state.engine.queue.pending(SCOPE)
@@ -292,7 +189,7 @@ async def test_no_upstream_configured_is_a_503_naming_the_setting(running: Any) 
         "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]}
     )
     assert response.status_code == 503
-    assert "NMAFC_LLM_BASE_URL" in response.json()["fix"]
+    assert "NMAFC_LLM_BASE_URL" in response.json()["error"]["fix"]
 
 
 async def test_memory_failure_still_answers_and_says_memory_was_skipped(

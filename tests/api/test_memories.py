@@ -128,9 +128,9 @@ async def test_a_malformed_cursor_is_422(running: Running) -> None:
         await running.client(agent_id="a").list(cursor="not-a-cursor")
 
 
-async def test_a_path_that_is_not_a_memory_id_is_no_route(running: Running) -> None:
+async def test_a_path_that_is_not_a_memory_id_is_an_unknown_memory(running: Running) -> None:
     response = await running.http.get("/v1/memories/not-a-uuid", headers={"X-Agent-ID": "a"})
-    assert (response.status_code, response.json()["code"]) == (404, "route_not_found")
+    assert (response.status_code, response.json()["code"]) == (404, "memory_not_found")
 
 
 async def test_get_patch_delete_and_history_of_one_memory(running: Running) -> None:

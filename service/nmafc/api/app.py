@@ -26,7 +26,7 @@ from nmafc.api.errors import install_error_handlers
 from nmafc.api.metrics import Metrics
 from nmafc.api.middleware import RequestContext
 from nmafc.api.routes import chat, events, health, live, memories, scopes
-from nmafc.api.schemas import Problem
+from nmafc.api.schemas import OpenAIError, Problem
 from nmafc.api.state import AppState, RecallThreads
 from nmafc.auth import Authenticator
 from nmafc.embedding.base import Embedder
@@ -43,7 +43,8 @@ log = logging.getLogger("nmafc.api")
 DESCRIPTION = """Memory for LLM agents: remember conversations, recall a dated, budgeted
 context. Tenancy comes from `X-Agent-ID` / `X-Conversation-ID`; with API keys configured,
 every route but the probes needs `Authorization: Bearer <key>`. Errors are
-`application/problem+json` with a `fix`."""
+`application/problem+json` with a `fix`; the chat proxy's routes (`/v1/chat/*`, `/v1/models`)
+answer errors in OpenAI's shape, `{"error": {"message", "type", "param", "code", "fix"}}`."""
 
 
 def create_app(settings: Settings | None = None, *, embedder: Embedder | None = None) -> FastAPI:
@@ -169,8 +170,9 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             title=app.title, version=app.version, description=app.description, routes=app.routes
         )
         components = schema.setdefault("components", {}).setdefault("schemas", {})
-        components["Problem"] = Problem.model_json_schema(
-            ref_template="#/components/schemas/{model}"
-        )
+        for model in (Problem, OpenAIError):
+            found = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(found.pop("$defs", {}))
+            components[model.__name__] = found
         app.openapi_schema = schema
     return app.openapi_schema

@@ -6,7 +6,8 @@
   otherwise as soon as the streamed body crosses the limit.
 - Requests are counted and timed by route *template* (``/v1/memories/{memory_id}``), so
   no id — of a tenant or of a record — ever becomes a metric label.
-- Anything unexpected becomes a problem+json 500 carrying the request id.
+- Anything unexpected becomes a 500 carrying the request id (problem+json, or OpenAI's
+  error shape on the chat routes).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nmafc.api.errors import problem
+from nmafc.api.errors import error_response
 from nmafc.api.logs import request_id_var
 from nmafc.api.metrics import Metrics
 from nmafc.errors import InternalError, NmafcError, PayloadTooLarge
@@ -85,16 +86,18 @@ class RequestContext:
             if not state["too_large"]:
                 log.error("unhandled %s", type(exc).__name__, exc_info=exc)
                 if not state["started"]:
-                    await self._answer(InternalError("The server failed this request."), send)
+                    await self._answer(
+                        InternalError("The server failed this request."), scope, send
+                    )
                     state["status"] = 500
         if state["too_large"] and not state["started"]:
             limit = self.max_body_bytes
-            await self._answer(PayloadTooLarge(f"The body exceeds {limit} bytes."), send)
+            await self._answer(PayloadTooLarge(f"The body exceeds {limit} bytes."), scope, send)
             state["status"] = 413
         self._record(scope, state["status"], time.perf_counter() - started)
 
-    async def _answer(self, error: NmafcError, send: Send) -> None:
-        response = problem(error)
+    async def _answer(self, error: NmafcError, scope: Scope, send: Send) -> None:
+        response = error_response(error, scope.get("path", ""))
         request_id = request_id_var.get()
         if request_id:
             response.headers["x-request-id"] = request_id

@@ -371,12 +371,12 @@ export interface components {
             conversation_id?: string | null;
             /**
              * Memory Recall
-             * @description Recall for this call (default NMAFC_CHAT_RECALL).
+             * @description Recall for this call (default NMAFC_CHAT_RECALL); true or false.
              */
             memory_recall?: boolean | null;
             /**
              * Memory Remember
-             * @description Remember this exchange (default NMAFC_CHAT_REMEMBER).
+             * @description Remember this exchange (default NMAFC_CHAT_REMEMBER); true or false.
              */
             memory_remember?: boolean | null;
             /** Messages */
@@ -674,9 +674,58 @@ export interface components {
             /**
              * Timestamp
              * Format: date-time
-             * @description When it was said (resolves 'yesterday'); default: now.
+             * @description When it was said (resolves 'yesterday'): an ISO 8601 date-time from 1970-01-01T00:00:00Z to the year 8999; without an offset it is UTC. Default: the timestamp of the message before it in this request, else the time it is received.
              */
             timestamp?: string;
+        };
+        /**
+         * OpenAIError
+         * @description The error body of the chat proxy's routes (``/v1/chat/*``, ``/v1/models``).
+         */
+        OpenAIError: {
+            error: components["schemas"]["OpenAIErrorDetail"];
+        };
+        /**
+         * OpenAIErrorDetail
+         * @description An error as OpenAI's API reports one, with NMAFC's ``code``, ``fix`` and request id.
+         */
+        OpenAIErrorDetail: {
+            /**
+             * Code
+             * @description NMAFC's stable error code (see the error catalogue).
+             */
+            code: string;
+            /**
+             * Errors
+             * @description Per-field validation errors (422 only).
+             * @default null
+             */
+            errors?: {
+                [key: string]: unknown;
+            }[] | null;
+            /**
+             * Fix
+             * @description What to change: a setting, a header or a field.
+             */
+            fix: string;
+            /**
+             * Message
+             * @description What went wrong, then `Fix:` and what to change (the text OpenAI SDKs put in their exception).
+             */
+            message: string;
+            /**
+             * Param
+             * @description The field at fault (422), e.g. `messages`.
+             * @default null
+             */
+            param?: string | null;
+            /** Request Id */
+            request_id: string | null;
+            /**
+             * Type
+             * @description invalid_request_error, authentication_error, permission_error, not_found_error, rate_limit_error or server_error.
+             */
+            type: string;
         };
         /**
          * PatchMemory
@@ -819,7 +868,7 @@ export interface components {
         SearchRequest: {
             /**
              * As Of
-             * @description Point in time: a turn number, or an ISO 8601 timestamp.
+             * @description Point in time: a turn number (≥ 0; 0 is before the first message), or an ISO 8601 date-time from 1970-01-01T00:00:00Z on.
              */
             as_of?: number | string;
             /**
@@ -1071,7 +1120,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
             /** @description Missing or unknown API key */
@@ -1080,7 +1129,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
             /** @description Unknown id, or another agent's data */
@@ -1089,7 +1138,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
             /** @description Request body too large */
@@ -1098,7 +1147,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
+                };
+            };
+            /** @description The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
             /** @description Invalid request */
@@ -1107,7 +1165,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
             /** @description The upstream LLM is rate limiting; retry after `Retry-After` seconds */
@@ -1116,16 +1174,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description The upstream LLM failed; `detail` carries its message */
+            /** @description The upstream LLM failed; the error's detail carries its message */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
             /** @description A store is unreachable; retry after `Retry-After` seconds */
@@ -1134,7 +1192,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
             /** @description The upstream LLM timed out */
@@ -1143,7 +1201,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
         };
@@ -1291,6 +1349,7 @@ export interface operations {
                 limit?: number;
                 tier?: ("CoreAnchor" | "ActiveContext" | "EphemeralState") | null;
                 entity?: string | null;
+                /** @description Also list superseded and forgotten memories. */
                 include_invalidated?: boolean;
             };
             header?: {
@@ -1342,6 +1401,15 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1432,6 +1500,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Invalid request */
             422: {
                 headers: {
@@ -1507,6 +1584,15 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1597,6 +1683,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Invalid request */
             422: {
                 headers: {
@@ -1673,6 +1768,15 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1765,6 +1869,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Invalid request */
             422: {
                 headers: {
@@ -1840,6 +1953,15 @@ export interface operations {
             };
             /** @description Request body too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1942,6 +2064,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Invalid request */
             422: {
                 headers: {
@@ -2027,6 +2158,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Invalid request */
             422: {
                 headers: {
@@ -2071,7 +2211,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
             /** @description The upstream LLM is rate limiting; retry after `Retry-After` seconds */
@@ -2080,16 +2220,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description The upstream LLM failed; `detail` carries its message */
+            /** @description The upstream LLM failed; the error's detail carries its message */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
             /** @description A store is unreachable; retry after `Retry-After` seconds */
@@ -2098,7 +2238,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
             /** @description The upstream LLM timed out */
@@ -2107,7 +2247,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["OpenAIError"];
                 };
             };
         };

@@ -22,11 +22,12 @@ import anyio
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from starlette.background import BackgroundTask
 
+from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import DEFAULT_CONVERSATION, PrincipalDep, StateDep
-from nmafc.api.errors import problem_responses
+from nmafc.api.errors import openai_error_responses
 from nmafc.api.schemas import ID_PATTERN
 from nmafc.api.state import AppState
 from nmafc.core.chat import (
@@ -45,7 +46,7 @@ from nmafc.errors import InvalidScope, ProviderError, ProviderNotConfigured
 from nmafc.providers.base import error_chunk
 
 log = logging.getLogger(__name__)
-router = APIRouter(prefix="/v1", tags=["chat"])
+router = APIRouter(prefix="/v1", tags=["chat"], route_class=CheckedBodyRoute)
 
 MEMORY_HEADER = "X-NMAFC-Memory"
 MemoryStatus = Literal["ok", "skipped", "off"]
@@ -68,12 +69,14 @@ class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
     model: str | None = Field(None, description="Upstream model; default NMAFC_LLM_MODEL.")
     messages: list[ChatMessage] = Field(min_length=1)
-    stream: bool = False
-    memory_recall: bool | None = Field(
-        None, description="Recall for this call (default NMAFC_CHAT_RECALL)."
+    # JSON booleans only: `"false"` or `0` for an opt-out must not read as "use the default".
+    stream: StrictBool = False
+    memory_recall: StrictBool | None = Field(
+        None, description="Recall for this call (default NMAFC_CHAT_RECALL); true or false."
     )
-    memory_remember: bool | None = Field(
-        None, description="Remember this exchange (default NMAFC_CHAT_REMEMBER)."
+    memory_remember: StrictBool | None = Field(
+        None,
+        description="Remember this exchange (default NMAFC_CHAT_REMEMBER); true or false.",
     )
     agent_id: str | None = Field(None, pattern=ID_PATTERN, description="Or X-Agent-ID.")
     conversation_id: str | None = Field(
@@ -127,7 +130,7 @@ def _scope_id(value: str | None, name: str) -> str | None:
                 "text/event-stream": {"schema": {"type": "string"}},
             },
         },
-        **problem_responses(400, 401, 404, 413, 422, 429, 502, 503, 504),
+        **openai_error_responses(400, 401, 404, 413, 415, 422, 429, 502, 503, 504),
     },
 )
 async def chat_completions(
@@ -172,7 +175,7 @@ async def chat_completions(
             "description": "The upstream's models (an OpenAI `list` object).",
             "content": {"application/json": {"schema": {"type": "object"}}},
         },
-        **problem_responses(401, 429, 502, 503, 504),
+        **openai_error_responses(401, 429, 502, 503, 504),
     },
 )
 async def list_models(state: StateDep, _: PrincipalDep) -> JSONResponse:

@@ -8,6 +8,7 @@ from typing import Annotated
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Depends, Query
 
+from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import EngineDep, ReachQuery, SettingsDep, TenantDep, strict_query
 from nmafc.api.errors import problem_responses
 from nmafc.api.schemas import EventKindName, EventOut, EventPage, GraphOut, StatsOut
@@ -17,6 +18,7 @@ router = APIRouter(
     tags=["events"],
     responses=problem_responses(401, 404, 422, 503),
     dependencies=[Depends(strict_query)],
+    route_class=CheckedBodyRoute,
 )
 
 

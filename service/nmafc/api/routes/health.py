@@ -5,12 +5,13 @@ from __future__ import annotations
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Response
 
+from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import AdminDep, EngineDep, MetricsDep
 from nmafc.api.errors import problem_responses
 from nmafc.api.metrics import CONTENT_TYPE
 from nmafc.api.schemas import Health, Ready
 
-router = APIRouter(tags=["operations"])
+router = APIRouter(tags=["operations"], route_class=CheckedBodyRoute)
 
 
 @router.get("/healthz", response_model=Health)

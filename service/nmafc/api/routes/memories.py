@@ -11,6 +11,7 @@ from uuid import UUID
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Depends, Path, Query, Response
 
+from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import (
     EngineDep,
     MetricsDep,
@@ -30,6 +31,7 @@ from nmafc.api.schemas import (
     MemoryPage,
     PatchMemory,
     PurgeReceiptOut,
+    QueryFlag,
     RollbackOut,
     RollbackRequest,
     SearchRequest,
@@ -44,8 +46,9 @@ from nmafc.engine.recall import RecallOptions, RecallResult
 router = APIRouter(
     prefix="/v1/memories",
     tags=["memories"],
-    responses=problem_responses(400, 401, 404, 413, 422, 503),
+    responses=problem_responses(400, 401, 404, 413, 415, 422, 503),
     dependencies=[Depends(strict_query)],
+    route_class=CheckedBodyRoute,
 )
 # Ids are UUIDs: the path convertor keeps /search and /rollback from reading as ids.
 MemoryId = Annotated[UUID, Path(description="A memory's id.")]
@@ -123,7 +126,9 @@ async def list_memories(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     tier: TierName | None = None,
     entity: Annotated[Text | None, Query(max_length=200)] = None,
-    include_invalidated: bool = False,
+    include_invalidated: Annotated[
+        QueryFlag, Query(description="Also list superseded and forgotten memories.")
+    ] = False,
 ) -> MemoryPage:
     """List memories oldest first, a page at a time; filter by tier, entity, validity."""
     page = await run_sync(

@@ -8,6 +8,7 @@ from typing import Annotated
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Depends, Query
 
+from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import PrincipalDep, StateDep, strict_query
 from nmafc.api.errors import problem_responses
 from nmafc.api.schemas import ScopesOut
@@ -18,6 +19,7 @@ router = APIRouter(
     tags=["scopes"],
     responses=problem_responses(401, 422, 503),
     dependencies=[Depends(strict_query)],
+    route_class=CheckedBodyRoute,
 )
 
 

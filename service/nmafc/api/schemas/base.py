@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -36,13 +37,41 @@ def _storable(value: str) -> str:
     return value
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ISO_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _iso_text(value: Any) -> Any:
+    """A time comes as ISO 8601 text (from Python, a datetime may be passed as it is).
+
+    Numbers are refused: pydantic would read them as Unix seconds (milliseconds beyond
+    2e10), so ``-1`` became 1969-12-31T23:59:59Z and a turn number a date in 1970.
+    """
+    if isinstance(value, datetime) or (isinstance(value, str) and _ISO_DATE.match(value)):
+        return value
+    raise ValueError("use an ISO 8601 date-time string such as 2024-03-01T12:00:00Z")
+
+
 def _sane_time(value: datetime) -> datetime:
-    """Aware UTC, from a year between 1000 and 8999 (dates near the calendar's ends overflow
-    when relative expressions like "next year" are resolved against them)."""
-    if not 1000 <= value.year <= 8999:
-        raise ValueError("the year must be between 1000 and 8999")
+    """Aware UTC, from 1970-01-01T00:00:00Z to the year 8999 (a time without an offset is
+    UTC). Before 1970 is a mistake, not a conversation; dates near the calendar's end
+    overflow when relative expressions like "next year" are resolved against them."""
+    if not 1970 <= value.year <= 8999:
+        raise ValueError("the year must be between 1970 and 8999")
     aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if aware < EPOCH:
+        raise ValueError("the time must be 1970-01-01T00:00:00Z or later")
     return aware.astimezone(UTC)
+
+
+def _json_bool(value: Any) -> Any:
+    """A query flag is spelled as JSON spells booleans: ``true`` or ``false``, nothing else
+    (pydantic would also read yes/no/on/off/1/0)."""
+    if isinstance(value, bool):
+        return value
+    if value in ("true", "false"):
+        return value == "true"
+    raise ValueError("use true or false")
 
 
 def _whole(value: Any) -> Any:
@@ -50,7 +79,7 @@ def _whole(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-YEAR_RANGE = r"^[1-8][0-9]{3}-"
+YEAR_RANGE = r"^(19[7-9][0-9]|[2-8][0-9]{3})-"
 WHOLE = BeforeValidator(_whole)
 # Text with at least one non-blank character (the engine refuses blank text).
 # Patterns keep the schema, the validators and the engine in agreement: text holds no NUL
@@ -62,10 +91,12 @@ SAID_PATTERN = rf"^[^\x00]*[^\x00{_BLANK}][^\x00]*$"
 Text = Annotated[str, Field(pattern=TEXT_PATTERN), AfterValidator(_storable)]
 Said = Annotated[str, Field(pattern=SAID_PATTERN), AfterValidator(_storable)]
 Timestamp = Annotated[
-    datetime, Strict(False), AfterValidator(_sane_time), WithJsonSchema(
-        {"type": "string", "format": "date-time", "pattern": YEAR_RANGE}
-    ),
+    datetime, Strict(False), BeforeValidator(_iso_text), AfterValidator(_sane_time),
+    WithJsonSchema({"type": "string", "format": "date-time", "pattern": YEAR_RANGE}),
 ]  # fmt: skip
+# A turn on a scope's clock: 0 is before the first message.
+TurnNumber = Annotated[float, Field(ge=0)]
+QueryFlag = Annotated[bool, BeforeValidator(_json_bool)]
 
 
 class Model(BaseModel):

@@ -20,6 +20,7 @@ from nmafc.api.schemas.base import (
     Text,
     TierName,
     Timestamp,
+    TurnNumber,
 )
 from nmafc.core.facts import FactDraft
 from nmafc.core.tiers import Tier
@@ -33,7 +34,10 @@ class MessageIn(Request):
         None, description="Name to attribute first person to."
     )
     timestamp: Timestamp | SkipJsonSchema[None] = Field(
-        None, description="When it was said (resolves 'yesterday'); default: now."
+        None,
+        description="When it was said (resolves 'yesterday'): an ISO 8601 date-time from "
+        "1970-01-01T00:00:00Z to the year 8999; without an offset it is UTC. Default: the "
+        "timestamp of the message before it in this request, else the time it is received.",
     )
     captions: list[Annotated[Text, Field(max_length=2000)]] = Field(
         default_factory=list, max_length=8, description="Captions of shared images."
@@ -101,8 +105,10 @@ class SearchRequest(Request):
     budget_tokens: Annotated[int, Field(ge=1, le=100_000), WHOLE] | SkipJsonSchema[None] = Field(
         None, description="Context budget; default NMAFC_RETRIEVAL_BUDGET_TOKENS."
     )
-    as_of: float | Timestamp | SkipJsonSchema[None] = Field(
-        None, description="Point in time: a turn number, or an ISO 8601 timestamp."
+    as_of: TurnNumber | Timestamp | SkipJsonSchema[None] = Field(
+        None,
+        description="Point in time: a turn number (≥ 0; 0 is before the first message), or "
+        "an ISO 8601 date-time from 1970-01-01T00:00:00Z on.",
     )
     include_invalidated: bool = Field(False, description="Also match superseded facts.")
     include_archived: bool = Field(True, description="Also match facts pruned into the archive.")

@@ -436,4 +436,30 @@ class Problem(BaseModel):
     )
 
 
+class OpenAIErrorDetail(BaseModel):
+    """An error as OpenAI's API reports one, with NMAFC's ``code``, ``fix`` and request id."""
+
+    message: str = Field(
+        description="What went wrong, then `Fix:` and what to change (the text OpenAI SDKs "
+        "put in their exception)."
+    )
+    type: str = Field(
+        description="invalid_request_error, authentication_error, permission_error, "
+        "not_found_error, rate_limit_error or server_error."
+    )
+    param: str | None = Field(None, description="The field at fault (422), e.g. `messages`.")
+    code: str = Field(description="NMAFC's stable error code (see the error catalogue).")
+    fix: str = Field(description="What to change: a setting, a header or a field.")
+    request_id: str | None
+    errors: list[dict[str, Any]] | None = Field(
+        None, description="Per-field validation errors (422 only)."
+    )
+
+
+class OpenAIError(BaseModel):
+    """The error body of the chat proxy's routes (``/v1/chat/*``, ``/v1/models``)."""
+
+    error: OpenAIErrorDetail
+
+
 KINDS: frozenset[str] = frozenset(k.value for k in EventKind)
