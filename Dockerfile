@@ -22,15 +22,17 @@ RUN python -m build --wheel --outdir /wheels
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    NMAFC_DATA_DIR=/data
+    NMAFC_DATA_DIR=/data \
+    NMAFC_CACHE_DIR=/opt/nmafc/cache
 COPY --from=wheel /wheels/ /wheels/
 RUN pip install --no-cache-dir "$(ls /wheels/nmafc-*.whl)[postgres,s3]" \
     && rm -rf /wheels \
     && useradd --create-home --uid 10001 nmafc \
-    && mkdir -p /data && chown nmafc /data
+    && mkdir -p /data /opt/nmafc/cache && chown nmafc /data /opt/nmafc/cache
 USER nmafc
-# Build the model's quantized query graph into the user's cache now, not at every start.
-RUN python -c "from nmafc.embedding.onnx_minilm import OnnxMiniLM; OnnxMiniLM().close()"
+# Build the model's quantized query graph into the image's cache now, not at every start.
+RUN python -c "from pathlib import Path; from nmafc.embedding.onnx_minilm import OnnxMiniLM; \
+OnnxMiniLM(cache_dir=Path('/opt/nmafc/cache')).close()"
 VOLUME ["/data"]
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \

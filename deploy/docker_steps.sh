@@ -27,9 +27,9 @@ python3 -m venv "$work/build"
 echo "== stage runtime: pip install the wheel into a fresh virtualenv"
 python3 -m venv "$work/runtime"
 "$work/runtime/bin/pip" install --quiet "$(ls "$work"/wheels/nmafc-*.whl)[postgres,s3]"
-"$work/runtime/bin/python" -c "from nmafc.embedding.onnx_minilm import OnnxMiniLM; OnnxMiniLM().close()"
+"$work/runtime/bin/python" -c "from pathlib import Path; from nmafc.embedding.onnx_minilm import OnnxMiniLM; OnnxMiniLM(cache_dir=Path('$work/cache')).close()"
 port=$("$work/runtime/bin/python" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
-NMAFC_DATA_DIR="$work/data" NMAFC_AUTH=off "$work/runtime/bin/nmafc" serve --host 127.0.0.1 --port "$port" \
+NMAFC_DATA_DIR="$work/data" NMAFC_CACHE_DIR="$work/cache" NMAFC_AUTH=off "$work/runtime/bin/nmafc" serve --host 127.0.0.1 --port "$port" \
   >"$work/serve.log" 2>&1 &
 server=$!
 for _ in $(seq 1 120); do

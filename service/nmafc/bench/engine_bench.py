@@ -90,7 +90,7 @@ def measure(size: int, data_dir: str, queries: int) -> dict[str, Any]:
         hot={"cache_max_mb": 8192},
         consolidation={"inline": False},
     )
-    embedder = create_embedder(settings.embedding)
+    embedder = create_embedder(settings.embedding, cache_dir=settings.resolved_cache_dir())
     engine = MemoryEngine.open(settings, embedder=embedder)
     scope = Scope("bench", "big")
     rng = np.random.default_rng(7)

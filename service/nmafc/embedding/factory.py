@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from nmafc.embedding.base import Embedder
 from nmafc.embedding.onnx_minilm import MODEL_NAME, OnnxMiniLM
 from nmafc.errors import ConfigurationError
 from nmafc.settings import EmbeddingSettings
 
 
-def create_embedder(settings: EmbeddingSettings) -> Embedder:
-    """The bundled offline model unless ``NMAFC_EMBEDDING_BASE_URL`` points elsewhere."""
+def create_embedder(settings: EmbeddingSettings, cache_dir: Path | None = None) -> Embedder:
+    """The bundled offline model unless ``NMAFC_EMBEDDING_BASE_URL`` points elsewhere.
+
+    ``cache_dir`` keeps what the bundled model derives once (``Settings.resolved_cache_dir``);
+    without it that is rebuilt at every start.
+    """
     if settings.base_url:
         from nmafc.embedding.openai_compat import OpenAICompatibleEmbedder
 
@@ -35,4 +41,5 @@ def create_embedder(settings: EmbeddingSettings) -> Embedder:
         batch_size=settings.batch_size,
         threads=settings.threads,
         quantized_queries=settings.quantized_queries,
+        cache_dir=cache_dir,
     )

@@ -22,6 +22,7 @@ from tokenizers import Tokenizer
 from nmafc.embedding.base import Vectors, normalise
 from nmafc.embedding.quantized import quantized_model
 from nmafc.errors import MissingExtra, ModelIntegrityError
+from nmafc.ort import import_onnxruntime
 
 MODEL_NAME = "all-MiniLM-L6-v2-int8"
 DIM = 384
@@ -119,15 +120,14 @@ class OnnxMiniLM:
         quantized_queries: bool = True,
         cache_dir: Path | None = None,
     ) -> None:
-        import onnxruntime as ort
-
+        ort = import_onnxruntime()
         path = model_path()
         verify_file(path, MODEL_SHA256)
         self._tokenizer = load_tokenizer()
 
         def session(
             intra_threads: int, model: str | bytes = str(path), disabled: Sequence[str] = ()
-        ) -> ort.InferenceSession:
+        ) -> Any:
             options = ort.SessionOptions()
             options.intra_op_num_threads = intra_threads
             options.inter_op_num_threads = 1

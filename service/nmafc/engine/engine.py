@@ -132,7 +132,9 @@ class MemoryEngine:
         extractor: Extractor | None = None,
     ) -> MemoryEngine:
         """Open (and migrate) the stores the settings name, then replay any lagging scope."""
-        embedder = embedder or create_embedder(settings.embedding)
+        embedder = embedder or create_embedder(
+            settings.embedding, cache_dir=settings.resolved_cache_dir()
+        )
         cold = ColdStore.open(
             settings.resolved_cold_uri(),
             sqlite_synchronous=settings.cold.sqlite_synchronous,

@@ -147,7 +147,8 @@ def _write(
 def _own_embedder(embedder: Embedder | None) -> tuple[Embedder, bool]:
     if embedder is not None:
         return embedder, False
-    return create_embedder(load_settings().embedding), True
+    settings = load_settings()
+    return create_embedder(settings.embedding, cache_dir=settings.resolved_cache_dir()), True
 
 
 def _command(kind: str, pairs: Sequence[tuple[str, str | None]]) -> str:

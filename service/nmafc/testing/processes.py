@@ -19,9 +19,17 @@ class NmafcProcess:
     """One ``nmafc`` child process (``serve`` on a free port, or ``worker``)."""
 
     def __init__(
-        self, command: str, env: dict[str, str], log_path: Path, *, drop: Sequence[str] = ()
+        self,
+        command: str,
+        env: dict[str, str],
+        log_path: Path,
+        *,
+        drop: Sequence[str] = (),
+        wrapper: Sequence[str] = (),
     ) -> None:
         self.command = command
+        # A command line the child runs under (e.g. strace and its options, ending ``--``).
+        self.wrapper = tuple(wrapper)
         # The child inherits this process's environment, minus ``drop``, plus ``env``.
         inherited = {k: v for k, v in os.environ.items() if k not in drop}
         self.env = {**inherited, **env}
@@ -34,7 +42,7 @@ class NmafcProcess:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout_s: float = 120.0) -> NmafcProcess:
-        argv = [sys.executable, "-m", "nmafc.cli.main", self.command]
+        argv = [*self.wrapper, sys.executable, "-m", "nmafc.cli.main", self.command]
         if self.port is not None:
             argv += ["--host", "127.0.0.1", "--port", str(self.port)]
         with self.log_path.open("ab") as log:

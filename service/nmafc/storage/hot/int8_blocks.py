@@ -20,6 +20,8 @@ import numkong as nk
 import numpy as np
 import numpy.typing as npt
 
+from nmafc.ort import import_onnxruntime
+
 QUERY_LEVELS = 63  # queries use 7 bits (see above); rows keep 8
 _SHIFT = 64
 
@@ -49,8 +51,9 @@ class GemmBlock:
     """A full block: ONNX Runtime's MatMulIntegerToFloat with the rows as a prepacked constant."""
 
     def __init__(self, codes: Codes, scale: Scores) -> None:
-        import onnxruntime as ort
         from onnx import TensorProto, helper, numpy_helper
+
+        ort = import_onnxruntime()
 
         self.rows, dim = codes.shape
         # The kernel computes (A − 64) · B · scale with B (dim × rows) constant; ONNX Runtime
