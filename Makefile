@@ -1,23 +1,34 @@
-# The README's commands. Each installs what it needs into .venv first.
+# The README's commands. Each installs what it needs into .venv first: `make run` only what
+# serving needs (the package), the others the dev and test toolchain as well.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SERVE_STAMP := $(VENV)/.installed-serve
 UI := web-ui
 UI_DEPS := $(UI)/node_modules/.ci-stamp
 UI_EXPORT := service/nmafc/web/static/index.html
 UI_SOURCES := $(shell find $(UI)/src -type f 2>/dev/null) \
 	$(addprefix $(UI)/,package.json next.config.mjs tsconfig.json)
 
-.PHONY: run demo ui wheel openapi scaled-smoke docker-steps test lint typecheck bench-engine bench-http clean
+.PHONY: run demo ui wheel openapi scaled-smoke docker-steps test test-tools lint typecheck bench-engine bench-http clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(SERVE_STAMP)
 
-run: $(STAMP) ui  ## the HTTP service and its dashboard on the embedded default, at http://127.0.0.1:8000
+# Serving needs the package alone; a .venv that has the dev install has it already.
+$(SERVE_STAMP): pyproject.toml
+	if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then touch $@; else \
+	  { test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); } && \
+	  $(BIN)/python -m pip install --quiet --upgrade pip && \
+	  $(BIN)/python -m pip install --quiet -e . && touch $@; fi
+
+run: $(SERVE_STAMP)  ## the HTTP service on the embedded default, at http://127.0.0.1:8000 (with the dashboard when npm can build it)
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory ui; \
+	elif [ ! -f $(UI_EXPORT) ]; then echo "npm not found: serving the API without the dashboard; http://127.0.0.1:8000/ says how to add it (Node 20+ and npm, then make ui)."; fi
 	$(BIN)/nmafc serve
 
 demo: $(STAMP)  ## load a sample conversation through the API (into a running service, else in-process)
@@ -49,11 +60,25 @@ openapi: $(STAMP) $(UI_DEPS)  ## regenerate the committed OpenAPI document and t
 bench-http: $(STAMP)  ## recall over HTTP, 32 clients, 10^5 records in 1 and in 1,000 scopes, 1 and 2 workers
 	$(BIN)/nmafc bench http --records 100000 --scopes 1,1000 --workers 1,2 --clients 32 --out benchmarks/results
 
-test: $(STAMP) ui  ## lint, type-check and the full test suite (PostgreSQL, S3 and browser included)
+test: $(STAMP) test-tools ui  ## lint, type-check and the full test suite (PostgreSQL, S3 and browser included)
 	$(BIN)/ruff check service tests benchmarks
 	$(BIN)/ruff format --check service tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile
+
+# Beyond .venv the tests drive Chromium, `docker-compose config`, strace (the offline guard)
+# and curl; PostgreSQL must listen on 127.0.0.1:5432. Missing ones are named here; their
+# tests skip on a workstation and fail under CI=true (.ci/run installs them).
+test-tools:  ## name what the tests need beyond .venv (CI=true: fail if any is missing)
+	@missing=""; \
+	for tool in strace curl; do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	[ -n "$$NMAFC_TEST_CHROMIUM" ] || command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 || missing="$$missing docker-compose"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make test: missing$$missing (apt-get install -y$$missing); their tests are skipped, and fail under CI=true"; \
+	  if [ "$$CI" = "true" ]; then exit 1; fi; \
+	fi; \
+	command -v pg_isready >/dev/null 2>&1 && { pg_isready -h 127.0.0.1 -p 5432 -q || echo "make test: PostgreSQL is not answering on 127.0.0.1:5432 (trust auth, database test): its tests will fail"; } || true
 
 lint: $(STAMP)
 	$(BIN)/ruff check service tests benchmarks

@@ -18,6 +18,8 @@ import pytest
 from nmafc.bench.http_bench import HttpBenchOptions, run
 from nmafc.cli.main import main
 
+from ..needs import missing
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -80,8 +82,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.mark.skipif(shutil.which("curl") is None, reason="the walkthrough uses curl")
 def test_serve_answers_the_readme_walkthrough_verbatim(data_dir: Path) -> None:
+    if shutil.which("curl") is None:
+        missing("curl (the README walkthrough uses it)", "apt-get install -y curl")
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"in another shell:\n\n```bash\n(.*?)```", readme, re.S)
     assert block, "README.md lacks the curl walkthrough"

@@ -13,6 +13,8 @@ import yaml
 
 from nmafc.settings import Settings
 
+from ..needs import missing
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -136,7 +138,8 @@ def _compose_cli() -> list[str]:
             return ["docker", "compose"]
     if shutil.which("docker-compose"):
         return ["docker-compose"]
-    pytest.skip("no compose CLI: apt-get install docker-compose (.ci/run does)")
+    missing("A compose CLI (docker compose or docker-compose)",
+            "apt-get install -y docker-compose (.ci/run does)")  # fmt: skip
 
 
 @pytest.mark.parametrize(

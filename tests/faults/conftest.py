@@ -19,6 +19,8 @@ import pytest
 from nmafc.testing.processes import NmafcProcess
 from nmafc.testing.seaweedfs import SeaweedFS, free_port
 
+from ..needs import missing
+
 
 @pytest.fixture
 def nmafc_processes(tmp_path: Path) -> Iterator[Callable[[dict[str, str]], NmafcProcess]]:
@@ -51,7 +53,7 @@ def _pg_bin(name: str) -> str:
         return str(found[-1])
     which = shutil.which(name)
     if which is None:
-        pytest.skip(f"PostgreSQL server binaries ({name}) are not installed")
+        missing(f"PostgreSQL server binaries ({name})", "apt-get install -y postgresql")
     return which
 
 

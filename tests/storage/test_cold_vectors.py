@@ -23,6 +23,7 @@ from nmafc.errors import ConfigurationError
 from nmafc.settings import Settings
 
 from ..engine.helpers import let_turns_pass
+from ..needs import missing
 from .test_tenant_scoping import unscoped_statements
 
 pytestmark = pytest.mark.postgres
@@ -34,11 +35,11 @@ def pgvector_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         import pgserver
     except ImportError:
-        pytest.skip("pgvector tests need the pgserver wheel: pip install 'nmafc[dev]'")
+        missing("The pgserver wheel (PostgreSQL with pgvector)", "pip install 'nmafc[dev]'")
     try:
         server = pgserver.get_server(tmp_path_factory.mktemp("pgvector"), cleanup_mode="stop")
     except Exception as exc:  # the bundled server could not start here
-        pytest.skip(f"pgserver's PostgreSQL with pgvector could not start: {exc}")
+        missing(f"A PostgreSQL with pgvector that starts ({exc})", "pip install 'nmafc[dev]'")
     socket_dir = server.get_uri().split("host=", 1)[1]
     yield f"postgresql+psycopg://postgres@/postgres?host={socket_dir}"
     server.cleanup()

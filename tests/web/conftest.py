@@ -25,6 +25,8 @@ import pytest
 
 from nmafc.web import BUILD_HINT, dashboard_built
 
+from ..needs import missing
+
 ROOT = Path(__file__).parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 CHROMIUM = os.environ.get("NMAFC_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -126,9 +128,10 @@ def demo_service(built: None, tmp_path_factory: pytest.TempPathFactory) -> Itera
 def chromium() -> Iterator[Any]:
     """Headless Debian Chromium through Playwright."""
     if not Path(CHROMIUM).exists():
-        pytest.skip(
-            f"no Chromium at {CHROMIUM}: `apt-get install -y chromium` (CI installs it in "
-            ".ci/run); Playwright's own browser download does not work here"
+        missing(
+            f"Chromium (looked for {CHROMIUM})",
+            "apt-get install -y chromium (.ci/run does; Playwright's own browser download "
+            "does not work here), or set NMAFC_TEST_CHROMIUM",
         )
     from playwright.sync_api import sync_playwright
 

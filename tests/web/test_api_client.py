@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ..needs import missing
+
 ROOT = Path(__file__).parents[2]
 UI = ROOT / "web-ui"
 GENERATED = UI / "src" / "api" / "schema.d.ts"
@@ -15,7 +17,8 @@ GENERATED = UI / "src" / "api" / "schema.d.ts"
 
 def test_generated_api_types_match_the_committed_openapi_document(tmp_path: Path) -> None:
     if shutil.which("node") is None:
-        pytest.skip("Node is not installed: the dashboard's generated client cannot be checked")
+        missing("Node (to check the dashboard's generated client)",
+                "install Node 20+ and npm (https://nodejs.org)")  # fmt: skip
     cli = UI / "node_modules" / ".bin" / "openapi-typescript"
     if not cli.exists():
         pytest.fail("web-ui/node_modules is missing: run `make ui` (or `cd web-ui && npm ci`)")

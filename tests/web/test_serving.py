@@ -67,4 +67,6 @@ def test_without_a_build_the_root_says_how_to_build_it(tmp_path: Path) -> None:
         root = http.get("/")
         assert root.status_code == 200
         assert BUILD_HINT in root.text
+        assert "npm" in root.text  # what to install
+        assert 'href="/docs"' in root.text  # and where the API is meanwhile
         assert (http.get("/explorer/")).headers["content-type"] == ("application/problem+json")

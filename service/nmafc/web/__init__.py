@@ -32,9 +32,11 @@ _NOT_BUILT = f"""<!doctype html>
 <body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto;
  padding: 0 1rem; line-height: 1.5">
 <h1>NMAFC is running</h1>
-<p>The dashboard was not built into this installation. From a checkout of the
-repository, run <code>{BUILD_HINT}</code> (Node 20 and npm), then restart
-<code>nmafc serve</code>.</p>
+<p>The dashboard was not built into this installation. To add it, install Node 20+ and
+npm (<a href="https://nodejs.org">nodejs.org</a>), then from a checkout of the repository run
+<code>{BUILD_HINT}</code> (<code>make run</code> does it whenever npm is there) and restart
+<code>nmafc serve</code>. A wheel built with <code>make wheel</code> carries the dashboard,
+so its users need no Node.</p>
 <p>The API works without it: see <a href="/docs">/docs</a>.</p>
 </body></html>
 """
