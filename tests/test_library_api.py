@@ -114,6 +114,21 @@ def test_an_undated_message_takes_the_time_of_the_message_before_it(
         engine.close()
 
 
+@pytest.mark.parametrize("when", [-1, 1700000000, 1.5, ["2024-03-01"]])
+def test_a_timestamp_that_is_not_a_time_is_refused_naming_the_form(
+    tmp_path: Path, shared_embedder: Any, when: Any
+) -> None:
+    settings = Settings(data_dir=tmp_path, extractor="verbatim", consolidation={"inline": False})  # type: ignore[arg-type]
+    engine = MemoryEngine.open(settings, embedder=shared_embedder)
+    try:
+        memory = SyncMemory("agent", "c1", engine=engine)
+        with pytest.raises(InvalidInput, match="ISO 8601"):
+            memory.remember({"content": "When was this?", "timestamp": when})
+        assert memory.stats().turns == 0
+    finally:
+        engine.close()
+
+
 def test_async_memory_runs_operations_concurrently(tmp_path: Path) -> None:
     async def scenario() -> list[int]:
         async with Memory("agent", "c1", settings=Settings(data_dir=tmp_path)) as memory:

@@ -53,13 +53,17 @@ def to_message(item: MessageLike, occurred_at: datetime | None = None) -> Messag
             fix="Send {'role': ..., 'content': ...} objects.",
         )
     when = item.get("occurred_at") or item.get("timestamp")
+    unreadable = InvalidInput(
+        f"Unreadable timestamp {when!r}.",
+        fix="Use a datetime or ISO 8601 text, e.g. 2023-05-08T13:56:00Z.",
+    )
     if isinstance(when, str):
         try:
             when = datetime.fromisoformat(when)
         except ValueError as exc:
-            raise InvalidInput(
-                f"Unreadable timestamp {when!r}.", fix="Use ISO 8601, e.g. 2023-05-08T13:56:00Z."
-            ) from exc
+            raise unreadable from exc
+    elif when is not None and not isinstance(when, datetime):
+        raise unreadable  # a number would be stored as is and fail deep in the store
     captions = item.get("captions") or ([item["blip_caption"]] if item.get("blip_caption") else [])
     content = item.get("content")
     if not isinstance(content, str):

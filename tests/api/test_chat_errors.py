@@ -198,3 +198,27 @@ async def test_an_oversized_chat_body_is_413_in_the_openai_shape(
             await client.chat.completions.create(model="fake-model", messages=big)
         assert_openai_error(raised.value, 413, "payload_too_large")
         assert not fake.chat_requests
+
+
+async def test_an_upstream_failure_mid_stream_reaches_the_sdk_with_its_fix(
+    tmp_path: Path, shared_embedder: Any, fake: FakeUpstream
+) -> None:
+    # The upstream sends one piece, then holds the rest past NMAFC's upstream timeout.
+    async with chat_service(tmp_path, shared_embedder, fake, llm={"timeout_s": 0.5}) as service:
+        fake.reply({"chunks": ["Porto", " is"], "gate": True})
+        client = service.client(**scoped())
+        stream = await client.chat.completions.create(model="fake-model", messages=ASK, stream=True)
+        pieces: list[str] = []
+
+        async def read() -> None:
+            async for chunk in stream:
+                if chunk.choices and chunk.choices[0].delta.content:
+                    pieces.append(chunk.choices[0].delta.content)
+
+        with pytest.raises(openai.APIError) as raised:
+            await read()
+        fake.release()
+        assert pieces == ["Porto"]
+        assert raised.value.code == "provider_timeout"
+        assert "Fix: Retry, or raise NMAFC_LLM_TIMEOUT_S" in str(raised.value)
+        assert not service.state.engine.queue.pending(SCOPE)  # nothing half-said is kept

@@ -84,5 +84,16 @@ def transport_error(provider: str, exc: Exception) -> ProviderError:
 
 
 def error_chunk(error: ProviderError) -> Json:
-    """How an error after the first chunk reaches a streaming client (the OpenAI shape)."""
-    return {"error": {"message": error.detail, "type": error.code, "code": error.code}}
+    """How an error after the first chunk reaches a streaming client (the OpenAI shape).
+
+    OpenAI's SDKs raise with ``error.message`` as the text, so it ends with the fix.
+    """
+    return {
+        "error": {
+            "message": str(error),
+            "type": "rate_limit_error" if error.status == 429 else "server_error",
+            "param": None,
+            "code": error.code,
+            "fix": error.fix,
+        }
+    }
