@@ -22,7 +22,7 @@ from nmafc.core.scope import AnyScope
 from nmafc.core.text import keyword_terms, overlap
 from nmafc.core.turns import Turn
 from nmafc.storage.cold import ColdStore
-from nmafc.storage.cold.keyword import FactFilter
+from nmafc.storage.cold.keyword import VALID_ONLY, FactFilter
 from nmafc.storage.hot.working_set import WorkingSet
 
 Vector = npt.NDArray[np.float32]
@@ -183,18 +183,20 @@ def turn_hits(
     corpus_size: int,
     pool: Pool,
     scope_pk: int | None = None,
+    where: FactFilter = VALID_ONLY,
 ) -> list[int]:
-    """Cold ROM keyword search over raw turns."""
+    """Cold ROM keyword search over raw turns (said by ``where``'s point in time, if any)."""
     if limit == 0:
         return []
+    said = where.said()
     with cold.read() as session:
         hits = session.search.turns(
-            scope, query, limit=limit, corpus_size=corpus_size, scope_pk=scope_pk
+            scope, query, limit=limit, corpus_size=corpus_size, scope_pk=scope_pk, said=said
         )
         # A question that matches is often answered by the next turn ("Who played?" →
         # "It was Matt"), which shares none of the words: bring the reply along.
         asked = [turn for turn, _ in hits[:_REPLY_DEPTH] if turn.content.rstrip().endswith("?")]
-        replies = session.turns.replies(scope, asked) if asked else {}
+        replies = session.turns.replies(scope, asked, said=said) if asked else {}
     # Whether a reply is new is decided by this list alone: the pool is shared with the
     # dated-turn search running in another thread, and asking it made the ranking racy.
     ranked: list[int] = []
@@ -210,7 +212,12 @@ def turn_hits(
 
 
 def dated_turn_hits(
-    cold: ColdStore, scope: AnyScope, query: str, limit: int, pool: Pool
+    cold: ColdStore,
+    scope: AnyScope,
+    query: str,
+    limit: int,
+    pool: Pool,
+    where: FactFilter = VALID_ONLY,
 ) -> list[int]:
     """Turns said on the dates the question names ("on 13 October 2023"), best match first."""
     named = periods(query)
@@ -218,11 +225,12 @@ def dated_turn_hits(
         return []
     terms = keyword_terms(query)
     found: dict[int, Turn] = {}
+    said = where.said()
     with cold.read() as session:
         for first, last in named:
             start = datetime.combine(first, time.min, tzinfo=UTC)
             end = datetime.combine(last, time.max, tzinfo=UTC)
-            for turn in session.turns.said_between(scope, start, end, limit=limit * 4):
+            for turn in session.turns.said_between(scope, start, end, limit=limit * 4, said=said):
                 found[turn.id] = turn
     ranked = sorted(found.values(), key=lambda t: (-overlap(terms, t.content), t.id))[:limit]
     for turn in ranked:

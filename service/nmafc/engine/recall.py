@@ -5,6 +5,9 @@ on any date the question names) while the query is embedded; scan the working se
 archive by cosine; walk the entity graph from the best hits; fuse everything with
 Reciprocal Rank Fusion; scale each fact by its decayed weight (a bounded multiplier, never
 a filter); keep ``rerank_top_k``; render facts and graded source turns within the budget.
+
+A point-in-time recall (``as_of``) keeps every source, raw turns included, to what was said
+by then (the rule is :class:`FactFilter`'s) and reinforces nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from datetime import datetime
 from typing import Literal
 
 from nmafc.core.decay import weight_at
+from nmafc.core.lifecycle import as_seen_at
 from nmafc.core.query_dates import periods
 from nmafc.core.ranking import mmr, rrf
 from nmafc.core.records import MemoryRecord
@@ -148,11 +152,13 @@ class Recall:
             turned = self.pool.submit(
                 lists.turn_hits, cold, scope, query, config.turn_top_k,
                 int(sum(row.turn for row in rows)), found,
-                rows[0].pk if isinstance(scope, Scope) else None,
+                rows[0].pk if isinstance(scope, Scope) else None, where,
             )  # fmt: skip
         # Most questions name no date: those need no thread for the dated-turn search.
         dated = (
-            self.pool.submit(lists.dated_turn_hits, cold, scope, query, config.turn_top_k, found)
+            self.pool.submit(
+                lists.dated_turn_hits, cold, scope, query, config.turn_top_k, found, where
+            )
             if said and periods(query)
             else None
         )
@@ -182,6 +188,8 @@ class Recall:
             "dates": [f"t:{tid}" for tid in (dated.result() if dated is not None else ())],
             "graph": [f"f:{rid}" for rid in graph],
         }
+        if where.point_in_time:
+            self._as_it_was(scope, found, where)
         missing = [rid for rid in found.records if rid not in found.cosine]
         found.cosine.update(lists.cosines(sets, query_vector, missing))
         if archived_in_cold:
@@ -206,6 +214,22 @@ class Recall:
             reinforced=reinforced,
             preset=preset_name,
         )
+
+    def _as_it_was(self, scope: AnyScope, found: lists.Pool, where: FactFilter) -> None:
+        """Point in time: each fact as memory held it then, with the source turns said by then.
+
+        Every list already keeps to ``where`` (see :class:`FactFilter` for the rule); this
+        undoes what happened to the facts afterwards: a later closing, turns a merge added.
+        """
+        wanted = list({t for record in found.records.values() for t in record.source_turn_ids})
+        said: dict[int, Turn] = {}
+        if wanted:
+            with self.ctx.cold.read() as session:
+                said = session.turns.by_ids(scope, wanted, said=where.said())
+        found.records = {
+            rid: as_seen_at(record, where.as_of, where.as_of_time, said)
+            for rid, record in found.records.items()
+        }
 
     def _rows(self, scope: AnyScope) -> list[ScopeRow]:
         with self.ctx.cold.read() as session:

@@ -261,9 +261,17 @@ class Writes:
             changes = ChangeSet()
             updated = current.evolve(tier=new_tier or current.tier)
             if content is not None and vector is not None:
-                closed = invalidate(current, row.turn, utcnow(), InvalidReason.SUPERSEDED)
+                # The new wording is valid from the edit on: a point-in-time query before it
+                # sees the old version, whose validity ends exactly where this one begins.
+                edited_at = utcnow()
+                closed = invalidate(current, row.turn, edited_at, InvalidReason.SUPERSEDED)
                 changes.update(closed)
-                updated = updated.evolve(content=content.strip(), version=current.version + 1)
+                updated = updated.evolve(
+                    content=content.strip(),
+                    version=current.version + 1,
+                    valid_at=row.turn,
+                    valid_at_time=edited_at,
+                )
                 updated = with_expiry(updated, self.ctx.decay)
                 changes.add_version(updated, vector)
             else:
