@@ -6,7 +6,10 @@ archive by cosine; walk the entity graph from the best hits; fuse everything wit
 Reciprocal Rank Fusion; scale each fact by its decayed weight (a bounded multiplier, never
 a filter); keep ``rerank_top_k``; render facts and graded source turns within the budget.
 
-A point-in-time recall (``as_of``) keeps every source, raw turns included, to what was said
+Only the facts the recall *used* are reinforced: rendered, and relevant to the question by
+the rule of :mod:`nmafc.core.reinforcement` (cosine floors, absolute and relative to the
+best hit, and a cap), at most once per turn of the scope, in one batched write per scope. A
+point-in-time recall (``as_of``) keeps every source, raw turns included, to what was said
 by then (the rule is :class:`FactFilter`'s) and reinforces nothing.
 """
 
@@ -23,6 +26,7 @@ from nmafc.core.lifecycle import as_seen_at
 from nmafc.core.query_dates import periods
 from nmafc.core.ranking import mmr, rrf
 from nmafc.core.records import MemoryRecord
+from nmafc.core.reinforcement import due, used
 from nmafc.core.rendering import Candidate, Hydration, Rendered, render
 from nmafc.core.retrieval import RetrievalConfig
 from nmafc.core.scope import AnyScope, Scope
@@ -93,7 +97,7 @@ class Recall:
         ctx: EngineContext,
         pool: Executor,
         count_tokens: Callable[[str], int],
-        reinforce: Callable[[Scope, Sequence[str]], object],
+        reinforce: Callable[[Scope, Sequence[str]], Sequence[MemoryRecord]],
     ) -> None:
         self.ctx = ctx
         self.pool = pool
@@ -201,8 +205,11 @@ class Recall:
         rendered = self._render(scope, query, hits, options.budget_tokens, config)
         reinforced = 0
         if options.reinforce and not history:
-            recalled = [*rendered.fact_ids, *rendered.shown_as_turns]
-            reinforced = self._reinforce_rendered(rows, found.records, recalled)
+            cosine = {h.id: h.breakdown.vector for h in hits if h.breakdown.vector is not None}
+            shown = {*rendered.fact_ids, *rendered.shown_as_turns}
+            ranked_shown = [h.id for h in hits if h.id in shown]  # in rank order
+            chosen = used(ranked_shown, cosine, self.ctx.settings.reinforcement.rule())
+            reinforced = self._reinforce_used(rows, found.records, chosen)
         return RecallResult(
             query=query,
             context=rendered.text,
@@ -337,18 +344,26 @@ class Recall:
             ),
         )
 
-    def _reinforce_rendered(
+    def _reinforce_used(
         self, rows: Sequence[ScopeRow], records: dict[str, MemoryRecord], fact_ids: Sequence[str]
     ) -> int:
+        """Strengthen the used facts, one batched write per scope; returns how many were.
+
+        Facts this recall knows were reinforced at this turn already are left out, so a
+        question repeated before the conversation moves on writes nothing; the write
+        checks the rule again against the stored record.
+        """
+        rule = self.ctx.settings.reinforcement.rule()
+        now = {row.scope: self.ctx.clock(row.turn) for row in rows}
         by_scope: dict[Scope, list[str]] = {}
         for rid in fact_ids:
             record = records[rid]
-            if record.is_valid:
+            at = now.get(record.scope)
+            if record.is_valid and at is not None and due(record, at, rule):
                 by_scope.setdefault(record.scope, []).append(rid)
         total = 0
         for row in rows:
             ids = by_scope.get(row.scope)
             if ids:
-                self._reinforce(row.scope, ids)
-                total += len(ids)
+                total += len(self._reinforce(row.scope, ids))
         return total

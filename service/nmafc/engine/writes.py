@@ -13,8 +13,9 @@ from nmafc.core.decay import with_expiry
 from nmafc.core.entities import slugify
 from nmafc.core.events import EventKind
 from nmafc.core.facts import FactDraft
-from nmafc.core.lifecycle import InvalidReason, invalidate, reinforce
+from nmafc.core.lifecycle import InvalidReason, invalidate
 from nmafc.core.records import MemoryRecord, utcnow
+from nmafc.core.reinforcement import strengthen
 from nmafc.core.scope import Scope
 from nmafc.core.tiers import Tier, parse_tier
 from nmafc.core.turns import Message, Turn, validate_messages
@@ -315,17 +316,24 @@ class Writes:
         return self.ctx.write(scope, build)
 
     def reinforce(self, scope: Scope, record_ids: Sequence[str]) -> list[MemoryRecord]:
-        """Long-term potentiation for recalled records, in one batched write."""
+        """Long-term potentiation for used records, in one batched write.
+
+        Each is strengthened at most once per ``reinforcement.min_spacing`` of the clock
+        (see :mod:`nmafc.core.reinforcement`); returns the records that were.
+        """
         if not record_ids:
             return []
+        rule = self.ctx.settings.reinforcement.rule()
 
         def build(session: ColdSession, row: ScopeRow) -> tuple[ChangeSet, list[MemoryRecord]]:
             now = self.ctx.clock(row.turn)
             current = session.facts.current(scope, record_ids)
             strengthened = [
-                reinforce(current[rid], now, self.ctx.decay)
+                record
                 for rid in dict.fromkeys(record_ids)
-                if rid in current and current[rid].is_valid
+                if rid in current
+                and current[rid].is_valid
+                and (record := strengthen(current[rid], now, self.ctx.decay, rule)) is not None
             ]
             changes = ChangeSet()
             if strengthened:
