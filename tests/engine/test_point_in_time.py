@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
@@ -31,6 +31,7 @@ TEMPLATES = [
     "I live in {topic} now {marker}.",
     "We talked about the {topic} again {marker}.",
     "Who was at the {topic} {marker}?",
+    "What did we say about the {topic} {marker}?",
     "It was great, the {topic} was lovely {marker}.",
     "ok {marker}",
 ]
@@ -134,7 +135,7 @@ def _question(played: Played, picks: list[int], dated: int | None, topic: int) -
 
 
 @settings(
-    max_examples=30,
+    max_examples=20,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -164,7 +165,9 @@ def test_point_in_time_recall_shows_nothing_said_after_as_of(
     if not played.said:
         return
     for picks, dated, topic, cut, nudge, agent_wide in questions:
-        query = _question(played, picks, dated, topic)
+        # The question names what was said at the cut: if that was a question, its reply
+        # (said after the cut) is what the reply search would bring along.
+        query = _question(played, [cut, *picks], dated, topic)
         reach = AgentScope(played.agent) if agent_wide else Scope(played.agent, "c0")
 
         def within(said: Said, reach: AgentScope | Scope = reach) -> bool:
@@ -232,3 +235,43 @@ def test_an_edit_is_not_seen_before_it_was_made(engine: MemoryEngine, scope: Sco
     after = engine.recall(scope, "what car", RecallOptions(as_of=2, reinforce=False))
     assert "Honda" in after.context.split("</FACTS>")[0]
     assert "Toyota" not in after.context.split("</FACTS>")[0]
+
+
+def test_a_question_matched_before_the_cut_does_not_bring_a_later_reply(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    engine.remember(scope, [say("Who played at the concert?", speaker="Melanie")])
+    engine.remember(scope, [say("It was Matt Patterson, he was great.", minutes=1)])
+    question = "Who played at the concert?"
+    assert "Matt" in engine.recall(scope, question, RecallOptions(reinforce=False)).context
+    then = engine.recall(scope, question, RecallOptions(as_of=1, reinforce=False))
+    assert "concert" in then.context
+    assert "Matt" not in then.context
+
+
+def test_a_dated_question_shows_only_the_turns_said_by_the_cut(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    engine.remember(scope, [say("We planted tomatoes in the garden.")])
+    engine.remember(scope, [say("Today we planted roses.", minutes=60 * 24)])  # the next day
+    question = f"What did we plant on {START + timedelta(days=1):%d %B %Y}?"
+    assert "roses" in engine.recall(scope, question, RecallOptions(reinforce=False)).context
+    for cut in (RecallOptions(as_of=1), RecallOptions(as_of_time=START + timedelta(hours=1))):
+        then = engine.recall(scope, question, replace(cut, reinforce=False))
+        assert "tomatoes" in then.context
+        assert "roses" not in then.context
+
+
+def test_a_fact_merged_later_does_not_hydrate_the_turn_it_absorbed(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    engine.remember(scope, [say("I have a dog named Oscar.")])
+    engine.remember(scope, [say("The weather is nice.", minutes=1)])
+    engine.remember(scope, [say("I have a dog named Oscar!!", minutes=2)])
+    report = engine.maintain(scope)
+    assert report.merged == 1  # the survivor now stands on turns 1 and 3
+    now = engine.recall(scope, "What is my dog called?", RecallOptions(reinforce=False))
+    assert "Oscar!!" in now.context
+    then = engine.recall(scope, "What is my dog called?", RecallOptions(as_of=2, reinforce=False))
+    assert "Oscar." in then.context
+    assert "Oscar!!" not in then.context
