@@ -24,6 +24,7 @@ from pydantic_settings import (
 )
 
 from nmafc.core.decay import DecayParams
+from nmafc.core.reinforcement import UseRule
 from nmafc.core.tiers import Tier
 
 _config_file: ContextVar[Path | None] = ContextVar("nmafc_config_file", default=None)
@@ -207,6 +208,43 @@ class DecaySettings(BaseModel):
             eta=self.eta,
             w_prune=self.w_prune,
         )
+
+
+class ReinforcementSettings(BaseModel):
+    """Reinforcement on use (SPEC §3): which recalled facts count as used, and how often."""
+
+    min_cosine: float = Field(
+        0.3,
+        ge=-1.0,
+        le=1.0,
+        description="A recalled fact counts as used only if its cosine with the question is "
+        "at least this, so a scope where nothing is about the question strengthens nothing.",
+    )
+    relative_to_best: float = Field(
+        0.8,
+        ge=0.0,
+        le=1.0,
+        description="... and at least this share of the best fact hit's cosine, so only what "
+        "is about as close to the question as its best match is strengthened.",
+    )
+    max_used: int = Field(
+        3,
+        ge=1,
+        description="Most facts one recall strengthens: the first that pass both floors, in "
+        "rank order. A question is answered by a few facts; one naming a person would "
+        "otherwise strengthen everything about them.",
+    )
+    min_spacing: float = Field(
+        1.0,
+        ge=0.0,
+        description="A used fact is reinforced at most once per this much of the decay clock "
+        "(turns, or hours with decay.clock=hours): asking again before the conversation "
+        "moves on does not raise its k. 0 reinforces on every question.",
+    )
+
+    def rule(self) -> UseRule:
+        """The pure-core view of these settings."""
+        return UseRule(self.min_cosine, self.relative_to_best, self.max_used, self.min_spacing)
 
 
 class ConsolidationSettings(BaseModel):
@@ -525,6 +563,7 @@ class Settings(BaseSettings):
     cold: ColdSettings = Field(default_factory=ColdSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     decay: DecaySettings = Field(default_factory=DecaySettings)
+    reinforcement: ReinforcementSettings = Field(default_factory=ReinforcementSettings)
     consolidation: ConsolidationSettings = Field(default_factory=ConsolidationSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     auth: Literal["auto", "on", "off"] = Field(

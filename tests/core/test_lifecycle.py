@@ -1,12 +1,14 @@
 """Reinforcement, invalidation, pruning and promotion as pure functions."""
 
 import math
+from datetime import timedelta
 
 import pytest
 
 from nmafc.core.decay import DecayParams
 from nmafc.core.lifecycle import (
     InvalidReason,
+    as_seen_at,
     invalidate,
     plan_promotions,
     plan_prune,
@@ -64,3 +66,18 @@ def test_promotion_needs_ten_reinforcements_and_only_lifts_active_context() -> N
     assert [r.id for r in promoted] == [often.id]
     assert promoted[0].tier is Tier.CORE_ANCHOR
     assert promoted[0].expires_turn == math.inf
+
+
+def test_a_record_seen_at_a_point_before_its_closing_shows_as_open() -> None:
+    closed = invalidate(record(valid_at=1.0), 5.0, T0 + timedelta(days=3), InvalidReason.OVERRIDE)
+    then = as_seen_at(closed, 3.0, None, said=set())
+    assert (then.invalid_at, then.invalid_at_time, then.invalid_reason) == (None, None, None)
+    assert as_seen_at(closed, None, T0 + timedelta(days=1), said=set()).invalid_at is None
+    at_the_closing = as_seen_at(closed, 5.0, None, said=set())
+    assert at_the_closing.invalid_reason == "override"  # it was closed by then
+
+
+def test_a_record_seen_at_a_point_keeps_only_the_source_turns_said_by_then() -> None:
+    merged = record(source_turn_ids=(3, 8, 12))
+    assert as_seen_at(merged, 9.0, None, said={3, 8}).source_turn_ids == (3, 8)
+    assert as_seen_at(merged, 20.0, None, said={3, 8, 12}) is merged  # nothing to undo

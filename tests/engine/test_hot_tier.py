@@ -18,7 +18,7 @@ from nmafc.settings import Settings
 from nmafc.storage.cold.schema import facts
 from nmafc.storage.hot.lance import scope_filter
 
-from .helpers import hot_state, log_state, say
+from .helpers import hot_state, let_turns_pass, log_state, say
 
 
 def test_reinforcement_updates_ram_now_and_lancedb_with_the_next_write(
@@ -62,8 +62,10 @@ def test_lag_is_bounded(settings: Settings, shared_embedder: object) -> None:
     scope = Scope("agent-bound", "c1")
     try:
         engine.remember(scope, [say("I keep bees.")])
-        for _ in range(3):
+        for _ in range(3):  # a use counts once per turn: let one pass between the recalls
             engine.recall(scope, "bees", RecallOptions())
+            let_turns_pass(engine, scope, 1)
+        assert engine.stats(scope).events["reinforce"] == 3
         assert hot_state(engine, scope) == log_state(engine, scope)
     finally:
         engine.close()

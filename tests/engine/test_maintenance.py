@@ -54,8 +54,10 @@ def test_often_recalled_active_context_becomes_core_anchor(
     engine: MemoryEngine, scope: Scope
 ) -> None:
     fact = engine.ingest(scope, [FactDraft("Caroline's dog is named Oscar", "oscar")]).added[0]
-    engine.reinforce(scope, [fact.id] * 1)
+    engine.reinforce(scope, [fact.id] * 2)  # once per question, however often it is listed
     for _ in range(9):
+        engine.reinforce(scope, [fact.id])  # again at the same turn: already counted
+        let_turns_pass(engine, scope, 1)
         engine.reinforce(scope, [fact.id])
     assert engine.get(scope, fact.id).k == 10
     report = engine.maintain(scope)

@@ -215,3 +215,43 @@ def test_concurrent_sqlite_reads_reuse_pooled_connections(tmp_path: Path) -> Non
     assert errors == []  # 20 readers at once fit in the pool
     # Each of the 20 concurrent readers got a connection once, then reused it.
     assert opened <= 20
+
+
+def test_without_pgvector_the_archive_is_ranked_by_one_streamed_scan(store: ColdStore) -> None:
+    rng = np.random.default_rng(3)
+    dim, count = 8, 2300  # more rows than one chunk of the scan
+    vectors = rng.standard_normal((count, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    faded = [
+        record(
+            agent_id="agent-a",
+            conversation_id=f"c{i % 2 + 1}",
+            content=f"fact {i}",
+            invalid_at=5.0,
+            invalid_reason="archived" if i % 3 else "expired",
+        )
+        for i in range(count)
+    ]
+    edited = record(agent_id="agent-a", conversation_id="c1", content="edited", version=2)
+    old = record(id=edited.id, agent_id="agent-a", conversation_id="c1", content="old",
+                 invalid_at=2.0, invalid_reason="archived")  # fmt: skip
+    other = record(agent_id="agent-b", conversation_id="c1", content="other", invalid_at=5.0,
+                   invalid_reason="archived")  # fmt: skip
+    query = vectors[7]
+    with store.write() as s:
+        for scope in (A, A2):
+            row = s.scopes.lock(scope)
+            mine = [r for r in faded if r.conversation_id == scope.conversation_id]
+            s.facts.insert_versions(row, mine, {r.id: vectors[int(r.content[5:])] for r in mine})
+        row = s.scopes.lock(A)
+        s.facts.insert_versions(row, [old, edited], {edited.id: query, old.id: query})
+        s.facts.insert_versions(s.scopes.lock(B), [other], {other.id: query})
+    with store.read() as s:
+        assert not store.vector_search
+        wide = s.facts.nearest_decayed(AgentScope("agent-a"), query, 5)
+        one = s.facts.nearest_decayed(A2, query, 3)
+    best = np.argsort(-(vectors @ query), kind="stable")[:5]
+    assert [r.content for r, _ in wide] == [f"fact {i}" for i in best]
+    assert [c for _, c in wide] == pytest.approx([float(vectors[i] @ query) for i in best])
+    assert all(r.conversation_id == "c2" for r, _ in one)  # c2 holds the odd facts
+    assert [r.content for r, _ in one] == [f"fact {i}" for i in best if i % 2][:3]

@@ -59,6 +59,20 @@ def test_every_query_is_scoped(tmp_path: Path) -> None:
     assert store.watermarks(A) == {A: Watermark(1, 1)}
 
 
+def test_an_agent_wide_search_ranks_every_conversation_of_the_agent_and_no_other(
+    tmp_path: Path,
+) -> None:
+    store = _open(str(tmp_path / "hot"))
+    a2 = Scope("agent-a", "c2")
+    near, nearer, theirs = _rec(A), _rec(a2), _rec(B)
+    store.write(A, Watermark(1, 1), [(near, _unit(0.6, 0.8))], ())
+    store.write(a2, Watermark(2, 1), [(nearer, _unit(0.8, 0.6))], ())
+    store.write(B, Watermark(3, 1), [(theirs, _unit(1))], ())  # the best match, elsewhere
+    hits = store.search(AgentScope("agent-a"), _unit(1), 10)
+    assert [h for h, _ in hits] == [nearer.id, near.id]
+    assert [c for _, c in hits] == pytest.approx([0.8, 0.6], abs=1e-6)
+
+
 def test_a_write_is_one_commit_carrying_rows_removals_and_watermark(tmp_path: Path) -> None:
     store = _open(str(tmp_path / "hot"))
     first = [(_rec(A), _unit(1, i)) for i in range(20)]

@@ -114,8 +114,9 @@ def measure(size: int, data_dir: str, queries: int) -> dict[str, Any]:
     _advance_clock(engine, scope, 5.0)
     sample = random.sample(sorted(engine.working_set(scope)), 200)
     active = [rid for rid in sample if engine.get(scope, rid).tier is Tier.ACTIVE_CONTEXT][:50]
-    for _ in range(10):
+    for _ in range(10):  # at ten distinct turns: a use counts once per turn
         engine.reinforce(scope, active)
+        _advance_clock(engine, scope, 1.0)
     fresh = [_draft(size + i, rng) for i in range(100)]
     engine.ingest(scope, fresh)
     pass_started = time.perf_counter()

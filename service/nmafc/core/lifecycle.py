@@ -5,7 +5,7 @@ Every function returns new records; none mutates its input.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -58,6 +58,35 @@ def invalidate(
 def visible_at(record: MemoryRecord, as_of: float) -> bool:
     """True if the record was valid at clock ``as_of`` (point-in-time queries)."""
     return record.valid_at <= as_of and (record.invalid_at is None or record.invalid_at > as_of)
+
+
+def as_seen_at(
+    record: MemoryRecord,
+    as_of: float | None,
+    as_of_time: datetime | None,
+    said: Container[int],
+) -> MemoryRecord:
+    """The record as memory held it at a point in time (a turn, or an instant).
+
+    A closing after that point had not happened yet, so the record shows as open; and only
+    its source turns in ``said`` (those said by then) are kept: a later merge may have
+    added turns said afterwards.
+    """
+    closed_later = record.invalid_at is not None and (
+        (as_of is not None and record.invalid_at > as_of)
+        or (
+            as_of_time is not None
+            and (record.invalid_at_time is None or record.invalid_at_time > as_of_time)
+        )
+    )
+    sources = tuple(t for t in record.source_turn_ids if t in said)
+    if not closed_later and sources == record.source_turn_ids:
+        return record
+    if not closed_later:
+        return record.evolve(source_turn_ids=sources)
+    return record.evolve(
+        source_turn_ids=sources, invalid_at=None, invalid_at_time=None, invalid_reason=None
+    )
 
 
 @dataclass(frozen=True, slots=True)

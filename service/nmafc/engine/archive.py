@@ -39,6 +39,10 @@ class Archive:
             row, lambda cached: self._load(row) if cached is None else self._caught_up(row, cached)
         )
 
+    def cached(self, row: ScopeRow) -> WorkingSet | None:
+        """The scope's archive if RAM holds it as fresh as ``row`` (nothing is loaded)."""
+        return self._sets.peek(row)
+
     def _caught_up(self, row: ScopeRow, archive: WorkingSet) -> WorkingSet:
         with self.cold.read() as session:
             events = session.events.since(row.scope, archive.seq)

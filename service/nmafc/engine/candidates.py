@@ -22,7 +22,8 @@ from nmafc.core.scope import AnyScope
 from nmafc.core.text import keyword_terms, overlap
 from nmafc.core.turns import Turn
 from nmafc.storage.cold import ColdStore
-from nmafc.storage.cold.keyword import FactFilter
+from nmafc.storage.cold.keyword import VALID_ONLY, FactFilter
+from nmafc.storage.hot.lance import HotStore
 from nmafc.storage.hot.working_set import WorkingSet
 
 Vector = npt.NDArray[np.float32]
@@ -88,10 +89,38 @@ def cold_vector_hits(
     return chosen
 
 
+def hot_vector_hits(
+    hot: HotStore, cold: ColdStore, scope: AnyScope, query: Vector, limit: int, pool: Pool
+) -> list[str]:
+    """Live facts nearest the query by one scope-prefiltered LanceDB search.
+
+    For an agent-wide recall over conversations RAM does not hold: the records come from
+    the Cold ROM by id (the truth; a record closed since its Hot row was written is left
+    out), so no working set is loaded.
+    """
+    if limit == 0:
+        return []
+    nearest = hot.search(scope, query, limit)
+    unknown = [rid for rid, _ in nearest if rid not in pool.records]
+    current: dict[str, MemoryRecord] = {}
+    if unknown:
+        with cold.read() as session:
+            current = session.facts.current(scope, unknown)
+    chosen: list[str] = []
+    for rid, cosine in nearest:
+        record = pool.records.get(rid) or current.get(rid)
+        if record is None or not record.is_valid:
+            continue
+        pool.records.setdefault(rid, record)
+        pool.cosine.setdefault(rid, cosine)
+        chosen.append(rid)
+    return chosen
+
+
 def cold_archive_hits(
     cold: ColdStore, scope: AnyScope, query: Vector, limit: int, pool: Pool
 ) -> list[str]:
-    """The archive searched by the database (pgvector) rather than a RAM index."""
+    """The archive searched in the Cold ROM (pgvector, or a streamed scan), not a RAM index."""
     if limit == 0:
         return []
     with cold.read() as session:
@@ -130,11 +159,19 @@ def keyword_hits(
     limit: int,
     corpus_size: int | None,
     pool: Pool,
+    *,
+    count_corpus: bool = False,
 ) -> list[str]:
-    """Cold ROM keyword search over facts (every version the filter admits)."""
+    """Cold ROM keyword search over facts (every version the filter admits).
+
+    ``count_corpus`` counts the scope's valid facts for ``corpus_size`` first, when no RAM
+    set knows it (see ``KeywordSearch.facts``).
+    """
     if limit == 0:
         return []
     with cold.read() as session:
+        if count_corpus:
+            corpus_size = sum(session.facts.counts_by_tier(scope).values()) or None
         hits = session.search.facts(scope, query, limit=limit, where=where, corpus_size=corpus_size)
     for record, relevance in hits:
         pool.records.setdefault(record.id, record)
@@ -183,18 +220,20 @@ def turn_hits(
     corpus_size: int,
     pool: Pool,
     scope_pk: int | None = None,
+    where: FactFilter = VALID_ONLY,
 ) -> list[int]:
-    """Cold ROM keyword search over raw turns."""
+    """Cold ROM keyword search over raw turns (said by ``where``'s point in time, if any)."""
     if limit == 0:
         return []
+    said = where.said()
     with cold.read() as session:
         hits = session.search.turns(
-            scope, query, limit=limit, corpus_size=corpus_size, scope_pk=scope_pk
+            scope, query, limit=limit, corpus_size=corpus_size, scope_pk=scope_pk, said=said
         )
         # A question that matches is often answered by the next turn ("Who played?" →
         # "It was Matt"), which shares none of the words: bring the reply along.
         asked = [turn for turn, _ in hits[:_REPLY_DEPTH] if turn.content.rstrip().endswith("?")]
-        replies = session.turns.replies(scope, asked) if asked else {}
+        replies = session.turns.replies(scope, asked, said=said) if asked else {}
     # Whether a reply is new is decided by this list alone: the pool is shared with the
     # dated-turn search running in another thread, and asking it made the ranking racy.
     ranked: list[int] = []
@@ -210,7 +249,12 @@ def turn_hits(
 
 
 def dated_turn_hits(
-    cold: ColdStore, scope: AnyScope, query: str, limit: int, pool: Pool
+    cold: ColdStore,
+    scope: AnyScope,
+    query: str,
+    limit: int,
+    pool: Pool,
+    where: FactFilter = VALID_ONLY,
 ) -> list[int]:
     """Turns said on the dates the question names ("on 13 October 2023"), best match first."""
     named = periods(query)
@@ -218,11 +262,12 @@ def dated_turn_hits(
         return []
     terms = keyword_terms(query)
     found: dict[int, Turn] = {}
+    said = where.said()
     with cold.read() as session:
         for first, last in named:
             start = datetime.combine(first, time.min, tzinfo=UTC)
             end = datetime.combine(last, time.max, tzinfo=UTC)
-            for turn in session.turns.said_between(scope, start, end, limit=limit * 4):
+            for turn in session.turns.said_between(scope, start, end, limit=limit * 4, said=said):
                 found[turn.id] = turn
     ranked = sorted(found.values(), key=lambda t: (-overlap(terms, t.content), t.id))[:limit]
     for turn in ranked:

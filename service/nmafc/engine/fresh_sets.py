@@ -45,6 +45,11 @@ class FreshSets:
                 self.cache.put(fresh)
             return fresh
 
+    def peek(self, row: ScopeRow) -> WorkingSet | None:
+        """The cached set if it is as fresh as ``row``; never loads or refreshes one."""
+        cached = self._usable(row)
+        return cached if cached is not None and cached.seq >= row.seq else None
+
     def _usable(self, row: ScopeRow) -> WorkingSet | None:
         cached = self.cache.get(row.scope)
         return cached if cached is not None and cached.scope_pk == row.pk else None

@@ -266,6 +266,10 @@ class HotTier:
         """The scope's working set in RAM, at least as fresh as ``row``."""
         return self._sets.get(row, lambda cached: self._caught_up(row, cached))
 
+    def cached(self, row: ScopeRow) -> WorkingSet | None:
+        """The scope's working set if RAM holds it as fresh as ``row`` (nothing is loaded)."""
+        return self._sets.peek(row)
+
     def _caught_up(self, row: ScopeRow, working: WorkingSet | None) -> WorkingSet:
         """``working``, or the scope loaded afresh if None, brought to ``row.seq``."""
         if working is None:

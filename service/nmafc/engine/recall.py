@@ -5,10 +5,17 @@ on any date the question names) while the query is embedded; scan the working se
 archive by cosine; walk the entity graph from the best hits; fuse everything with
 Reciprocal Rank Fusion; scale each fact by its decayed weight (a bounded multiplier, never
 a filter); keep ``rerank_top_k``; render facts and graded source turns within the budget.
+
+Only the facts the recall *used* are reinforced: rendered, and relevant to the question by
+the rule of :mod:`nmafc.core.reinforcement` (cosine floors, absolute and relative to the
+best hit, and a cap), at most once per turn of the scope, in one batched write per scope. A
+point-in-time recall (``as_of``) keeps every source, raw turns included, to what was said
+by then (the rule is :class:`FactFilter`'s) and reinforces nothing.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -16,9 +23,11 @@ from datetime import datetime
 from typing import Literal
 
 from nmafc.core.decay import weight_at
+from nmafc.core.lifecycle import as_seen_at
 from nmafc.core.query_dates import periods
 from nmafc.core.ranking import mmr, rrf
 from nmafc.core.records import MemoryRecord
+from nmafc.core.reinforcement import due, used
 from nmafc.core.rendering import Candidate, Hydration, Rendered, render
 from nmafc.core.retrieval import RetrievalConfig
 from nmafc.core.scope import AnyScope, Scope
@@ -26,10 +35,12 @@ from nmafc.core.text import keyword_terms
 from nmafc.core.turns import Turn
 from nmafc.engine import candidates as lists
 from nmafc.engine.context import EngineContext
-from nmafc.errors import InvalidInput
+from nmafc.errors import InvalidInput, StoreUnavailable
 from nmafc.storage.cold import ScopeRow
-from nmafc.storage.cold.keyword import FactFilter
+from nmafc.storage.cold.keyword import VALID_ONLY, FactFilter
 from nmafc.storage.hot.working_set import Vector, WorkingSet
+
+log = logging.getLogger(__name__)
 
 
 # Not frozen: a recall builds one of each per candidate (about a hundred), and a frozen
@@ -83,13 +94,27 @@ class RecallOptions:
     top_k: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Reach:
+    """The RAM sets one recall scans, and what it searches in the stores instead."""
+
+    live: list[WorkingSet]
+    archives: list[WorkingSet]
+    live_elsewhere: bool  # some working sets are not in RAM: LanceDB searches the agent
+    archive_elsewhere: bool  # archives not in RAM: the Cold ROM ranks them (pgvector, scan)
+
+    @property
+    def elsewhere(self) -> bool:
+        return self.live_elsewhere or self.archive_elsewhere
+
+
 class Recall:
     def __init__(
         self,
         ctx: EngineContext,
         pool: Executor,
         count_tokens: Callable[[str], int],
-        reinforce: Callable[[Scope, Sequence[str]], object],
+        reinforce: Callable[[Scope, Sequence[str]], Sequence[MemoryRecord]],
     ) -> None:
         self.ctx = ctx
         self.pool = pool
@@ -118,26 +143,19 @@ class Recall:
             as_of_time=options.as_of_time,
         )
         history = where.point_in_time or options.include_invalidated
-        live = [] if history else [self.ctx.hot.working_set(row) for row in rows]
-        # With pgvector the database searches the archive; otherwise a RAM index does.
-        archived_in_cold = options.include_archived and not history and self.ctx.cold.vector_search
-        archives = (
-            [self.ctx.archive.index(row) for row in rows]
-            if options.include_archived and not history and not archived_in_cold
-            else []
-        )
-        sets = [*live, *archives]  # every RAM set searched: working sets, then archives
+        reach = self._reach(scope, rows, options, history)
+        live, sets = reach.live, [*reach.live, *reach.archives]  # working sets, then archives
         cold, found = self.ctx.cold, lists.Pool()
-        # Facts held in RAM are looked up there; history, and an archive kept only in the
-        # database, need the Cold ROM's keyword index.
-        keyword_in_ram = not history and not archived_in_cold
+        # Facts held in RAM are looked up there; history, an archive kept only in the
+        # database and conversations not in RAM need the Cold ROM's keyword index.
+        keyword_in_ram = not history and not reach.elsewhere
         # Cold keyword lists run in worker threads while the query is embedded and scanned.
         keyword = (
             None
             if keyword_in_ram
             else self.pool.submit(
                 lists.keyword_hits, cold, scope, query, where, config.keyword_top_k,
-                sum(len(s) for s in live) or None, found,
+                sum(len(s) for s in live) or None, found, count_corpus=reach.live_elsewhere,
             )
         )  # fmt: skip
         # A scope whose clock never moved holds no turns (every stored turn is numbered from
@@ -148,11 +166,13 @@ class Recall:
             turned = self.pool.submit(
                 lists.turn_hits, cold, scope, query, config.turn_top_k,
                 int(sum(row.turn for row in rows)), found,
-                rows[0].pk if isinstance(scope, Scope) else None,
+                rows[0].pk if isinstance(scope, Scope) else None, where,
             )  # fmt: skip
         # Most questions name no date: those need no thread for the dated-turn search.
         dated = (
-            self.pool.submit(lists.dated_turn_hits, cold, scope, query, config.turn_top_k, found)
+            self.pool.submit(
+                lists.dated_turn_hits, cold, scope, query, config.turn_top_k, found, where
+            )
             if said and periods(query)
             else None
         )
@@ -164,11 +184,7 @@ class Recall:
         else:
             query_vector, per_set = self.ctx.batching.search(query, sets, config.vector_top_k)
             vector = lists.vector_hits(sets, per_set, config.vector_top_k, found)
-            if archived_in_cold:
-                archived = lists.cold_archive_hits(
-                    cold, scope, query_vector, config.vector_top_k, found
-                )
-                vector = lists.by_cosine([*vector, *archived], found, config.vector_top_k)
+            vector = self._elsewhere(scope, reach, query_vector, vector, config, found)
         graph = lists.graph_hits(live, vector, query_vector, config, found)
         keyword_ids = (
             keyword.result()
@@ -182,9 +198,11 @@ class Recall:
             "dates": [f"t:{tid}" for tid in (dated.result() if dated is not None else ())],
             "graph": [f"f:{rid}" for rid in graph],
         }
+        if where.point_in_time:
+            self._as_it_was(scope, found, where)
         missing = [rid for rid in found.records if rid not in found.cosine]
         found.cosine.update(lists.cosines(sets, query_vector, missing))
-        if archived_in_cold:
+        if reach.elsewhere:
             missing = [rid for rid in missing if rid not in found.cosine]
             found.cosine.update(lists.cold_cosines(cold, scope, query_vector, missing, found))
         limit = max(config.rerank_top_k, options.top_k or 0)
@@ -193,8 +211,11 @@ class Recall:
         rendered = self._render(scope, query, hits, options.budget_tokens, config)
         reinforced = 0
         if options.reinforce and not history:
-            recalled = [*rendered.fact_ids, *rendered.shown_as_turns]
-            reinforced = self._reinforce_rendered(rows, found.records, recalled)
+            cosine = {h.id: h.breakdown.vector for h in hits if h.breakdown.vector is not None}
+            shown = {*rendered.fact_ids, *rendered.shown_as_turns}
+            ranked_shown = [h.id for h in hits if h.id in shown]  # in rank order
+            chosen = used(ranked_shown, cosine, self.ctx.settings.reinforcement.rule())
+            reinforced = self._reinforce_used(rows, found.records, chosen)
         return RecallResult(
             query=query,
             context=rendered.text,
@@ -206,6 +227,77 @@ class Recall:
             reinforced=reinforced,
             preset=preset_name,
         )
+
+    def _reach(
+        self, scope: AnyScope, rows: Sequence[ScopeRow], options: RecallOptions, history: bool
+    ) -> _Reach:
+        """The RAM sets a recall scans, and what it leaves to one bounded query per list.
+
+        One conversation's sets are loaded when RAM lacks them: its next recalls reuse
+        them. An agent-wide recall never loads one: it scans the sets RAM holds as fresh
+        as the log, and searches the rest of the agent at once (LanceDB for live facts,
+        the Cold ROM for keywords and the archive), so its cost does not grow with a load
+        per conversation. History is searched in the Cold ROM alone.
+        """
+        if history:
+            return _Reach([], [], live_elsewhere=False, archive_elsewhere=False)
+        # With pgvector the database searches the archive; otherwise a RAM index does.
+        archive_in_ram = options.include_archived and not self.ctx.cold.vector_search
+        in_cold = options.include_archived and not archive_in_ram
+        if isinstance(scope, Scope):
+            live = [self.ctx.hot.working_set(row) for row in rows]
+            archives = [self.ctx.archive.index(row) for row in rows] if archive_in_ram else []
+            return _Reach(live, archives, live_elsewhere=False, archive_elsewhere=in_cold)
+        live = [ws for row in rows if (ws := self.ctx.hot.cached(row)) is not None]
+        archives = (
+            [ws for row in rows if (ws := self.ctx.archive.cached(row)) is not None]
+            if archive_in_ram
+            else []
+        )
+        return _Reach(
+            live,
+            archives,
+            live_elsewhere=len(live) < len(rows),
+            archive_elsewhere=in_cold or (archive_in_ram and len(archives) < len(rows)),
+        )
+
+    def _elsewhere(
+        self,
+        scope: AnyScope,
+        reach: _Reach,
+        query: Vector,
+        vector: list[str],
+        config: RetrievalConfig,
+        found: lists.Pool,
+    ) -> list[str]:
+        """The RAM vector hits merged with those of the stores searching what RAM lacks."""
+        cold, limit = self.ctx.cold, config.vector_top_k
+        more: list[str] = []
+        if reach.live_elsewhere:
+            try:
+                more += lists.hot_vector_hits(self.ctx.hot.store, cold, scope, query, limit, found)
+            except StoreUnavailable as exc:  # Hot is a cache of the log: ask the Cold ROM
+                log.warning("agent-wide search of %s from the Cold ROM: %s", scope, exc.detail)
+                more += lists.cold_vector_hits(cold, scope, query, VALID_ONLY, limit, found)
+        if reach.archive_elsewhere:
+            more += lists.cold_archive_hits(cold, scope, query, limit, found)
+        return lists.by_cosine([*vector, *more], found, limit) if more else vector
+
+    def _as_it_was(self, scope: AnyScope, found: lists.Pool, where: FactFilter) -> None:
+        """Point in time: each fact as memory held it then, with the source turns said by then.
+
+        Every list already keeps to ``where`` (see :class:`FactFilter` for the rule); this
+        undoes what happened to the facts afterwards: a later closing, turns a merge added.
+        """
+        wanted = list({t for record in found.records.values() for t in record.source_turn_ids})
+        said: dict[int, Turn] = {}
+        if wanted:
+            with self.ctx.cold.read() as session:
+                said = session.turns.by_ids(scope, wanted, said=where.said())
+        found.records = {
+            rid: as_seen_at(record, where.as_of, where.as_of_time, said)
+            for rid, record in found.records.items()
+        }
 
     def _rows(self, scope: AnyScope) -> list[ScopeRow]:
         with self.ctx.cold.read() as session:
@@ -313,18 +405,26 @@ class Recall:
             ),
         )
 
-    def _reinforce_rendered(
+    def _reinforce_used(
         self, rows: Sequence[ScopeRow], records: dict[str, MemoryRecord], fact_ids: Sequence[str]
     ) -> int:
+        """Strengthen the used facts, one batched write per scope; returns how many were.
+
+        Facts this recall knows were reinforced at this turn already are left out, so a
+        question repeated before the conversation moves on writes nothing; the write
+        checks the rule again against the stored record.
+        """
+        rule = self.ctx.settings.reinforcement.rule()
+        now = {row.scope: self.ctx.clock(row.turn) for row in rows}
         by_scope: dict[Scope, list[str]] = {}
         for rid in fact_ids:
             record = records[rid]
-            if record.is_valid:
+            at = now.get(record.scope)
+            if record.is_valid and at is not None and due(record, at, rule):
                 by_scope.setdefault(record.scope, []).append(rid)
         total = 0
         for row in rows:
             ids = by_scope.get(row.scope)
             if ids:
-                self._reinforce(row.scope, ids)
-                total += len(ids)
+                total += len(self._reinforce(row.scope, ids))
         return total

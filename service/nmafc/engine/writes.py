@@ -13,8 +13,9 @@ from nmafc.core.decay import with_expiry
 from nmafc.core.entities import slugify
 from nmafc.core.events import EventKind
 from nmafc.core.facts import FactDraft
-from nmafc.core.lifecycle import InvalidReason, invalidate, reinforce
+from nmafc.core.lifecycle import InvalidReason, invalidate
 from nmafc.core.records import MemoryRecord, utcnow
+from nmafc.core.reinforcement import strengthen
 from nmafc.core.scope import Scope
 from nmafc.core.tiers import Tier, parse_tier
 from nmafc.core.turns import Message, Turn, dated, validate_messages
@@ -263,9 +264,17 @@ class Writes:
             changes = ChangeSet()
             updated = current.evolve(tier=new_tier or current.tier)
             if content is not None and vector is not None:
-                closed = invalidate(current, row.turn, utcnow(), InvalidReason.SUPERSEDED)
+                # The new wording is valid from the edit on: a point-in-time query before it
+                # sees the old version, whose validity ends exactly where this one begins.
+                edited_at = utcnow()
+                closed = invalidate(current, row.turn, edited_at, InvalidReason.SUPERSEDED)
                 changes.update(closed)
-                updated = updated.evolve(content=content.strip(), version=current.version + 1)
+                updated = updated.evolve(
+                    content=content.strip(),
+                    version=current.version + 1,
+                    valid_at=row.turn,
+                    valid_at_time=edited_at,
+                )
                 updated = with_expiry(updated, self.ctx.decay)
                 changes.add_version(updated, vector)
             else:
@@ -314,17 +323,24 @@ class Writes:
         return self.ctx.write(scope, build)
 
     def reinforce(self, scope: Scope, record_ids: Sequence[str]) -> list[MemoryRecord]:
-        """Long-term potentiation for recalled records, in one batched write."""
+        """Long-term potentiation for used records, in one batched write.
+
+        Each is strengthened at most once per ``reinforcement.min_spacing`` of the clock
+        (see :mod:`nmafc.core.reinforcement`); returns the records that were.
+        """
         if not record_ids:
             return []
+        rule = self.ctx.settings.reinforcement.rule()
 
         def build(session: ColdSession, row: ScopeRow) -> tuple[ChangeSet, list[MemoryRecord]]:
             now = self.ctx.clock(row.turn)
             current = session.facts.current(scope, record_ids)
             strengthened = [
-                reinforce(current[rid], now, self.ctx.decay)
+                record
                 for rid in dict.fromkeys(record_ids)
-                if rid in current and current[rid].is_valid
+                if rid in current
+                and current[rid].is_valid
+                and (record := strengthen(current[rid], now, self.ctx.decay, rule)) is not None
             ]
             changes = ChangeSet()
             if strengthened:

@@ -67,6 +67,20 @@ def _state(record: MemoryRecord) -> dict[str, Any]:
     }
 
 
+_SCAN_ROWS = 2048  # rows per chunk of a streamed vector scan
+
+
+def _decayed_latest() -> ColumnElement[bool]:
+    """Versions that are their record's latest and left the working set by decay."""
+    newer = facts.alias("newer")
+    latest = (
+        ~select(newer.c.id)
+        .where(newer.c.record_id == facts.c.record_id, newer.c.version > facts.c.version)
+        .exists()
+    )
+    return and_(facts.c.invalid_reason.in_(sorted(DECAYED)), latest)
+
+
 class FactsRepo:
     def __init__(self, conn: Connection, vectors: FactVectors | None = None) -> None:
         self._conn = conn
@@ -256,21 +270,36 @@ class FactsRepo:
     def nearest_decayed(
         self, scope: AnyScope, query: Vector, limit: int
     ) -> list[tuple[MemoryRecord, float]]:
-        """Archived or expired facts nearest ``query``, searched in the database (pgvector)."""
-        if self._vectors is None:
-            raise RuntimeError("Cold semantic search is off; use the RAM archive")
-        hits = self._vectors.nearest_decayed(scope, query, limit, RECORD_COLUMNS)
-        return [(record_from_row(row), cosine) for row, cosine in hits]
+        """Archived or expired facts nearest ``query``: ``(record, cosine)``, best first.
+
+        With pgvector the database ranks them; otherwise one streamed scan of the scope's
+        (or agent's) decayed facts keeps the best ``limit`` in memory as it goes, so memory
+        stays at a chunk of rows however large the archive is.
+        """
+        if limit <= 0:
+            return []
+        if self._vectors is not None:
+            hits = self._vectors.nearest_decayed(scope, query, limit, RECORD_COLUMNS)
+            return [(record_from_row(row), cosine) for row, cosine in hits]
+        q = np.asarray(query, dtype=np.float32)
+        statement = (
+            select(*RECORD_COLUMNS, facts.c.embedding)
+            .where(where_scope(facts, scope), _decayed_latest(), facts.c.embedding.is_not(None))
+            .order_by(facts.c.id)  # equal cosines keep one order from call to call
+            .execution_options(yield_per=_SCAN_ROWS)
+        )
+        best: list[tuple[float, Any]] = []
+        for part in self._conn.execute(statement).partitions():
+            matrix = np.stack([np.frombuffer(r.embedding, dtype="<f4") for r in part])
+            scores = matrix.astype(np.float32) @ q
+            best += [(float(score), r) for score, r in zip(scores, part, strict=True)]
+            best.sort(key=lambda hit: -hit[0])
+            del best[limit:]
+        return [(record_from_row(r), score) for score, r in best]
 
     def decayed(self, scope: Scope) -> tuple[list[MemoryRecord], Vector]:
         """Records whose latest version left the working set by decay, with embeddings."""
-        newer = facts.alias("newer")
-        latest = (
-            ~select(newer.c.id)
-            .where(newer.c.record_id == facts.c.record_id, newer.c.version > facts.c.version)
-            .exists()
-        )
-        return self.matching(scope, and_(facts.c.invalid_reason.in_(sorted(DECAYED)), latest))
+        return self.matching(scope, _decayed_latest())
 
     def all_versions(self, scope: Scope) -> tuple[list[MemoryRecord], Vector]:
         """Every version of every fact in the scope, with embeddings, oldest first."""

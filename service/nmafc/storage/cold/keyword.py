@@ -46,7 +46,17 @@ from nmafc.storage.cold.turns_repo import turn_from_row
 
 @dataclass(frozen=True, slots=True)
 class FactFilter:
-    """Which fact versions a keyword search may return."""
+    """Which fact versions (and, at a point in time, which turns) a search may return.
+
+    The point-in-time rule, one for every source of recall: with ``as_of`` (a turn number)
+    a fact version counts if it became valid at or before that turn and was not closed by
+    then (``valid_at ≤ as_of < invalid_at``), and a turn counts if its number is at most
+    ``as_of``. Turn numbers are per conversation, so an agent-wide search cuts each of the
+    agent's conversations at that turn. With ``as_of_time`` the same holds in wall-clock
+    time: ``valid_at_time ≤ as_of_time < invalid_at_time`` for a fact version, and a turn
+    counts if it was said at or before ``as_of_time`` (``occurred_at ≤ as_of_time``). A
+    fact drawn from a turn becomes valid when the turn was said, so the two agree.
+    """
 
     include_invalidated: bool = False
     include_archived: bool = True
@@ -57,7 +67,16 @@ class FactFilter:
     def point_in_time(self) -> bool:
         return self.as_of is not None or self.as_of_time is not None
 
+    def said(self) -> ColumnElement[bool] | None:
+        """The turns said by the point in time (None: every turn counts)."""
+        if self.as_of is not None:
+            return turns.c.turn <= self.as_of
+        if self.as_of_time is not None:
+            return turns.c.occurred_at <= self.as_of_time
+        return None
+
     def condition(self) -> ColumnElement[bool]:
+        """The fact versions this filter admits."""
         if self.as_of is not None:
             return and_(
                 facts.c.valid_at <= self.as_of,
@@ -117,10 +136,12 @@ class KeywordSearch:
         limit: int = 50,
         corpus_size: int | None = None,
         scope_pk: int | None = None,
+        said: ColumnElement[bool] | None = None,
     ) -> list[tuple[Turn, float]]:
         """Best-matching stored turns (retracted ones excluded).
 
-        ``scope_pk``, the conversation's row id when the caller has it, saves looking it up.
+        ``scope_pk``, the conversation's row id when the caller has it, saves looking it up;
+        ``said`` (:meth:`FactFilter.said`) keeps only the turns said by a point in time.
         """
         terms = keyword_terms(query)
         if not terms:
@@ -129,6 +150,8 @@ class KeywordSearch:
             turns, _TURN_COLUMNS, scope, terms, ("speaker", "content"), limit, corpus_size,
             scope_pk,
         )  # fmt: skip
+        if said is not None:
+            statement = statement.where(said)
         rows = self._conn.execute(statement, params)
         return [(turn_from_row(r), float(r.relevance)) for r in rows]
 

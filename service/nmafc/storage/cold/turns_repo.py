@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import ColumnElement, delete, func, select, true, update
 from sqlalchemy.engine import Connection
 
 from nmafc.core.records import utcnow
@@ -104,11 +104,16 @@ class TurnsRepo:
             for i, t in zip(ids, new, strict=True)
         ]
 
-    def by_ids(self, scope: AnyScope, ids: Sequence[int]) -> dict[int, Turn]:
+    def by_ids(
+        self, scope: AnyScope, ids: Sequence[int], *, said: ColumnElement[bool] | None = None
+    ) -> dict[int, Turn]:
+        """The turns with these ids; with ``said``, only those said by a point in time."""
         if not ids:
             return {}
         rows = self._conn.execute(
-            select(*_COLUMNS).where(where_scope(turns, scope), turns.c.id.in_(list(set(ids))))
+            select(*_COLUMNS).where(
+                where_scope(turns, scope), turns.c.id.in_(list(set(ids))), _said(said)
+            )
         )
         return {int(r.id): turn_from_row(r) for r in rows}
 
@@ -144,9 +149,15 @@ class TurnsRepo:
         return sorted((turn_from_row(r) for r in rows), key=lambda t: t.id)
 
     def said_between(
-        self, scope: AnyScope, start: datetime, end: datetime, *, limit: int = 100
+        self,
+        scope: AnyScope,
+        start: datetime,
+        end: datetime,
+        *,
+        limit: int = 100,
+        said: ColumnElement[bool] | None = None,
     ) -> list[Turn]:
-        """Turns said in ``[start, end]`` (not retracted), oldest first."""
+        """Turns said in ``[start, end]`` (not retracted), oldest first; ``said`` as in by_ids."""
         rows = self._conn.execute(
             select(*_COLUMNS)
             .where(
@@ -154,14 +165,20 @@ class TurnsRepo:
                 turns.c.occurred_at >= start,
                 turns.c.occurred_at <= end,
                 turns.c.retracted.is_(False),
+                _said(said),
             )
             .order_by(turns.c.id)
             .limit(limit)
         )
         return [turn_from_row(r) for r in rows]
 
-    def replies(self, scope: AnyScope, asked: Sequence[Turn]) -> dict[int, Turn]:
-        """The turn right after each of ``asked`` in its own conversation (the reply)."""
+    def replies(
+        self, scope: AnyScope, asked: Sequence[Turn], *, said: ColumnElement[bool] | None = None
+    ) -> dict[int, Turn]:
+        """The turn right after each of ``asked`` in its own conversation (the reply).
+
+        With ``said`` a reply counts only if it was said by that point in time.
+        """
         found: dict[int, Turn] = {}
         for turn in asked:
             reply = self._conn.execute(
@@ -170,6 +187,7 @@ class TurnsRepo:
                     turns.c.conversation_id == turn.conversation_id,
                     turns.c.turn == turn.turn + 1,
                     turns.c.retracted.is_(False),
+                    _said(said),
                 )
             ).first()
             if reply is not None:
@@ -204,3 +222,7 @@ class TurnsRepo:
 
     def delete(self, scope: AnyScope) -> int:
         return int(self._conn.execute(delete(turns).where(where_scope(turns, scope))).rowcount)
+
+
+def _said(said: ColumnElement[bool] | None) -> ColumnElement[bool]:
+    return true() if said is None else said

@@ -252,15 +252,22 @@ class HotStore:
 
     @_guarded
     def search(self, scope: AnyScope, vector: Vector, limit: int) -> list[tuple[str, float]]:
-        """Cosine similarity search over the scope's live records: ``(id, cosine)`` best first."""
-        hits = (
-            self._table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
-            .distance_type("cosine")
-            .where(f"{scope_filter(scope)} AND state = '{LIVE}'", prefilter=True)
-            .select(["id"])
-            .limit(limit)
-            .to_list()
-        )
+        """Cosine similarity search over the scope's live records: ``(id, cosine)`` best first.
+
+        One exact (flat) scan of the rows the tenant filter selects first (``prefilter``),
+        so an agent-wide search reads only that agent's rows.
+        """
+        with _reading():
+            hits = (
+                self._table.search(
+                    np.asarray(vector, dtype=np.float32), vector_column_name="vector"
+                )
+                .distance_type("cosine")
+                .where(f"{scope_filter(scope)} AND state = '{LIVE}'", prefilter=True)
+                .select(["id"])
+                .limit(limit)
+                .to_list()
+            )
         return [(h["id"], 1.0 - float(h["_distance"])) for h in hits]
 
     @_guarded
