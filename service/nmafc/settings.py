@@ -384,10 +384,39 @@ class MaintenanceSettings(BaseModel):
         200, ge=1, description="Most scopes one walk maintains (the rest wait for the next)."
     )
     compaction_enabled: bool = Field(
-        True, description="Merge LanceDB fragments and drop removed rows periodically."
+        True,
+        description="Compact the Hot store (merge LanceDB fragments, drop removed rows, "
+        "prune old table versions) whenever it is due.",
     )
     compaction_interval_s: float = Field(
-        3600.0, gt=0, description="Seconds between compactions of the Hot store."
+        3600.0,
+        gt=0,
+        description="Longest time between compactions of the Hot store, however few writes.",
+    )
+    compaction_check_s: float = Field(
+        5.0,
+        gt=0,
+        description="Seconds between checks of whether the Hot store is due for compaction.",
+    )
+    compaction_max_fragments: int = Field(
+        32,
+        ge=2,
+        description="Compact the Hot store once its table has this many fragments, or twice "
+        "as many commits since the last compaction. Every write adds a fragment, and each "
+        "one makes later writes and scope loads slower.",
+    )
+    compaction_fragment_rows: int = Field(
+        16_384,
+        ge=1024,
+        description="Rows per LanceDB fragment after compaction; bounds what one compaction "
+        "(or a purge's erasure) rewrites.",
+    )
+    version_retention_s: float = Field(
+        30.0,
+        ge=0,
+        description="How long a superseded LanceDB table version is kept for readers that "
+        "may still use it; compaction removes older ones (a purge removes those holding "
+        "purged rows at once).",
     )
     flush_enabled: bool = Field(
         True, description="Write deferred Hot changes (reinforcements) to LanceDB periodically."

@@ -18,6 +18,7 @@ from nmafc.core.scope import AnyScope, Scope
 from nmafc.engine.fresh_sets import FreshSets
 from nmafc.errors import StoreUnavailable
 from nmafc.storage.cold import ColdStore, ScopeRow
+from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot.lance import HotSnapshot, HotStore, Vector, Watermark
 from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
 
@@ -344,6 +345,17 @@ class HotTier:
             self.cache.drop_agent(scope.agent_id)
         self.drop(scope)
         return deleted
+
+    def erase_deleted(self) -> Erasure:
+        """After a purge's delete: rewrite the fragments and drop the versions holding it."""
+        try:
+            return self.store.erase_deleted()
+        except StoreUnavailable as exc:
+            log.warning("Hot erasure deferred: %s", exc.detail)
+            return Erasure(
+                (), False, note="The Hot store did not answer; the rows are deleted and "
+                "their files are rewritten by the next compaction (or `nmafc erase`).",
+            )  # fmt: skip
 
     def drop(self, reach: AnyScope) -> None:
         """Forget what is known of scopes that no longer exist in the Cold ROM."""

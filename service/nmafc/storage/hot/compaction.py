@@ -1,0 +1,145 @@
+"""Compaction and version pruning of the Hot table, through Lance's own optimizer.
+
+Every Hot write is a LanceDB commit: one small fragment and one table version. Left alone,
+fragments make each ``merge_insert`` and each scoped scan slower (they open every
+fragment's files) and versions keep every removed row's bytes on disk. LanceDB's
+``Table.optimize`` cannot be told which fragments to rewrite, so this module drives the
+``pylance`` dataset beneath the table (the same Lance release LanceDB embeds):
+
+* ``compact`` merges small fragments up to ``target_rows`` rows each (so one pass
+  rewrites a bounded amount, not the whole table) and rewrites every fragment whose
+  deleted share exceeds ``threshold``: 0 materialises every deletion, which is what a
+  purge needs;
+* ``prune`` removes the named versions and every file only they reference. A version is
+  named only once it was superseded long enough ago that no reader still uses it (see
+  :class:`Pruner`), or, for a purge, because it still references purged rows.
+
+A reader that was using a removed version fails with Lance's "Not found"; the Hot store
+then re-opens the latest version and retries once (:func:`is_stale_read`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_ATTEMPTS = 3  # a compaction that loses a commit race to a writer is planned again
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPolicy:
+    """How the Hot table is kept small: fragment size and how long old versions live."""
+
+    target_rows: int = 16_384
+    retention_s: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    versions: int
+    files: int
+    bytes: int
+    failed: int
+
+
+def dataset(table: Any) -> Any:
+    """The Lance dataset at the table's latest version."""
+    table.checkout_latest()
+    return table.to_lance()
+
+
+def compact(table: Any, *, target_rows: int, threshold: float) -> int:
+    """Merge small fragments and materialise deletions; returns fragments rewritten."""
+    for attempt in range(_ATTEMPTS):
+        try:
+            metrics = dataset(table).optimize.compact_files(
+                target_rows_per_fragment=target_rows,
+                materialize_deletions=True,
+                materialize_deletions_threshold=threshold,
+            )
+            break
+        except (OSError, RuntimeError, ValueError) as exc:
+            if attempt == _ATTEMPTS - 1:
+                raise
+            log.info("Hot compaction lost a commit race (%s); planning it again", exc)
+            time.sleep(0.05 * (attempt + 1))
+    dataset(table).optimize.optimize_indices()
+    table.checkout_latest()
+    return int(metrics.fragments_removed)
+
+
+def prune(table: Any, versions: range, *, delete_unverified: bool = False) -> Pruned:
+    """Remove ``versions`` (the latest is always kept) and the files only they reference."""
+    if not versions:
+        return Pruned(0, 0, 0, 0)
+    stats = dataset(table).cleanup_old_versions(
+        versions=list(versions),
+        delete_unverified=delete_unverified,
+        error_if_tagged_old_versions=False,
+    )
+    table.checkout_latest()
+    files = (
+        stats.data_files_removed
+        + stats.deletion_files_removed
+        + stats.index_files_removed
+        + stats.transaction_files_removed
+    )
+    return Pruned(int(stats.old_versions), int(files), int(stats.bytes_removed),
+                  int(stats.failed_deletes))  # fmt: skip
+
+
+def oldest_version(table: Any) -> int:
+    """The oldest version still on disk (reads every manifest: call rarely)."""
+    return min(int(v["version"]) for v in table.list_versions())
+
+
+def fragment_count(table: Any) -> int:
+    return int(table.stats()["fragment_stats"]["num_fragments"])
+
+
+def is_stale_read(exc: BaseException) -> bool:
+    """Whether ``exc`` is Lance failing to find a file that a pruned version referenced."""
+    return isinstance(exc, (OSError, RuntimeError)) and "Not found" in str(exc)
+
+
+class Pruner:
+    """Which versions may go: those superseded at least ``retention_s`` ago.
+
+    After each compaction this process notes ``(when, version)``. Every version older than
+    a noted one had been superseded by the time it was noted, so once a note is
+    ``retention_s`` old the versions before it can have no reader left (reads and writes
+    last seconds; one that outlives its deadline is abandoned and checked again). This
+    needs no clock agreement between replicas: the note is this process's own.
+    """
+
+    def __init__(self, retention_s: float) -> None:
+        self.retention_s = retention_s
+        self.floor: int | None = None  # every version below it is already gone
+        self._notes: deque[tuple[float, int]] = deque(maxlen=256)
+
+    def note(self, version: int, now: float | None = None) -> None:
+        self._notes.append((time.monotonic() if now is None else now, version))
+
+    def due(self, table: Any, now: float | None = None) -> range:
+        """Versions that may be removed now (possibly none)."""
+        now = time.monotonic() if now is None else now
+        ripe = [version for noted, version in self._notes if noted <= now - self.retention_s]
+        if not ripe:
+            return range(0)
+        while self._notes and self._notes[0][1] <= ripe[-1]:
+            self._notes.popleft()
+        return self.below(table, ripe[-1])
+
+    def below(self, table: Any, version: int) -> range:
+        """Every version older than ``version`` that may still be on disk."""
+        if self.floor is None:
+            self.floor = oldest_version(table)
+        return range(self.floor, version)
+
+    def removed_below(self, version: int) -> None:
+        self.floor = max(self.floor or 0, version)
