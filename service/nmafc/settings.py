@@ -69,6 +69,14 @@ class HotSettings(BaseModel):
     s3_cooldown_s: float = Field(
         5.0, gt=0, description="How long Hot calls pause after an S3 failure before a retry."
     )
+    lance_index_cache_mb: int = Field(
+        128, ge=1, description="RAM for LanceDB's cache of index pages (per process)."
+    )
+    lance_metadata_cache_mb: int = Field(
+        64,
+        ge=1,
+        description="RAM for LanceDB's cache of manifests and file metadata (per process).",
+    )
     max_lag_events: int = Field(
         200,
         ge=0,
@@ -412,7 +420,7 @@ class MaintenanceSettings(BaseModel):
         "(or a purge's erasure) rewrites.",
     )
     version_retention_s: float = Field(
-        30.0,
+        10.0,
         ge=0,
         description="How long a superseded LanceDB table version is kept for readers that "
         "may still use it; compaction removes older ones (a purge removes those holding "

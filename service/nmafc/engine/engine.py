@@ -166,6 +166,8 @@ class MemoryEngine:
                 policy=CompactionPolicy(
                     target_rows=settings.maintenance.compaction_fragment_rows,
                     retention_s=settings.maintenance.version_retention_s,
+                    index_cache_mb=hot_settings.lance_index_cache_mb,
+                    metadata_cache_mb=hot_settings.lance_metadata_cache_mb,
                 ),
             )
             if settings.resolved_hot_uri().startswith("s3://"):

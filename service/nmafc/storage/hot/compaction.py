@@ -36,7 +36,20 @@ class CompactionPolicy:
     """How the Hot table is kept small: fragment size and how long old versions live."""
 
     target_rows: int = 16_384
-    retention_s: float = 30.0
+    retention_s: float = 10.0
+    # Lance caches index pages and file/manifest metadata per session; its defaults (GiBs)
+    # let every compaction's new index and fragment files add to RSS for good.
+    index_cache_mb: int = 128
+    metadata_cache_mb: int = 64
+
+    def session(self) -> Any:
+        """A LanceDB session whose caches are bounded by this policy."""
+        import lancedb
+
+        return lancedb.Session(
+            index_cache_size_bytes=self.index_cache_mb << 20,
+            metadata_cache_size_bytes=self.metadata_cache_mb << 20,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -200,8 +200,10 @@ class HotStore:
         policy: CompactionPolicy | None = None,
     ) -> HotStore:
         """Open or create the table, refusing one written with another embedding model."""
+        policy = policy or CompactionPolicy()
+        session = policy.session()
         try:
-            db = lancedb.connect(uri, storage_options=dict(options or {}) or None)
+            db = lancedb.connect(uri, storage_options=dict(options or {}) or None, session=session)
             if table in db.list_tables().tables:
                 handle = db.open_table(table)
                 _check_pinned(handle.schema, model, dim, uri)
@@ -219,7 +221,7 @@ class HotStore:
             raise StoreNotWritable(f"The Hot store at {uri} cannot be opened: {exc}.") from exc
         store = cls(handle, dim, model, policy)
         store._reopen = lambda: lancedb.connect(
-            uri, storage_options=dict(options or {}) or None
+            uri, storage_options=dict(options or {}) or None, session=session
         ).open_table(table)
         return store
 
