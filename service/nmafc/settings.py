@@ -409,15 +409,17 @@ class MaintenanceSettings(BaseModel):
     compaction_max_fragments: int = Field(
         32,
         ge=2,
-        description="Compact the Hot store once its table has this many fragments, or twice "
-        "as many commits since the last compaction. Every write adds a fragment, and each "
-        "one makes later writes and scope loads slower.",
+        description="Compact the Hot store once its table has this many small fragments "
+        "(beyond the full ones of compaction_fragment_rows rows), or twice as many commits "
+        "since the last compaction. Every write adds a fragment, and each one makes later "
+        "writes and scope loads slower.",
     )
     compaction_fragment_rows: int = Field(
-        16_384,
+        4096,
         ge=1024,
         description="Rows per LanceDB fragment after compaction; bounds what one compaction "
-        "(or a purge's erasure) rewrites.",
+        "(or a purge's erasure) rewrites, and so how long it holds this process's Hot "
+        "writes back.",
     )
     version_retention_s: float = Field(
         10.0,

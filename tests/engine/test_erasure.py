@@ -150,3 +150,32 @@ def test_on_s3_a_purged_phrase_is_in_no_object_of_the_bucket(
         assert_consistent(engine, neighbour)
     finally:
         engine.close()
+
+
+def test_a_purge_beside_a_long_reader_answers_and_says_the_wal_was_not_emptied(
+    tmp_path: Path, shared_embedder: object
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        consolidation={"inline": False},  # type: ignore[arg-type]
+        extractor="verbatim",
+    )
+    engine = MemoryEngine.open(settings, embedder=shared_embedder)  # type: ignore[arg-type]
+    scope, token = Scope("agent-w", "c"), phrase()
+    try:
+        engine.remember(scope, [say(f"Alarm code {token}.")])
+        with engine.ctx.cold.read() as session:
+            # An open snapshot (a slow search, another worker process) pins the WAL.
+            session.conn.exec_driver_sql("SELECT count(*) FROM turns").one()
+            receipt = engine.purge(scope)
+        cold = receipt.erased["cold"]
+        assert cold.steps == ("secure_delete", "fts_optimize", "wal_checkpoint")
+        assert not cold.complete
+        assert cold.note is not None
+        assert "nmafc erase" in cold.note
+        assert receipt.erased["hot"].complete
+        # Once the reader is gone, the next erasure empties the WAL.
+        assert engine.ctx.cold.erase_freed().complete
+        assert files_holding(tmp_path, token) == []
+    finally:
+        engine.close()

@@ -332,6 +332,7 @@ def run(options: LoadOptions, out: Path | None = None, name: str = "load") -> di
             finally:
                 server.stop(timeout_s=30)
             report["service"] = "started: nmafc serve, embedded default (SQLite + LanceDB)"
+            report["server_log"] = log_summary(server.log())
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"{name}.json").write_text(json.dumps(report, indent=2))
@@ -372,6 +373,21 @@ class RssProbe:
             "ratio": round(end / early, 3) if early else None,
             "peak": max(mib for _, mib in self.samples),
         }
+
+
+def log_summary(log: str) -> dict[str, Any]:
+    """Errors and warnings the started server logged (background services included)."""
+    levels: Counter[str] = Counter()
+    messages: Counter[str] = Counter()
+    for line in log.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("level") in ("warning", "error", "critical"):
+            levels[entry["level"]] += 1
+            messages[str(entry.get("msg", ""))[:120]] += 1
+    return {"levels": dict(levels), "top": dict(messages.most_common(5))}
 
 
 def hot_table_shape(uri: Path, table: str = "memories") -> dict[str, int]:
@@ -512,6 +528,9 @@ def markdown(report: dict[str, Any]) -> str:
             f"{rss['end']} MiB at the end ({rss['end_at_s']} s): **ratio {rss['ratio']}** "
             f"(peak {rss['peak']} MiB).",
         ]
+    logged = report.get("server_log")
+    if logged is not None:
+        lines.append(f"Server log: {logged['levels'] or 'no warnings or errors'}.")
     hot = report.get("hot_table")
     if hot:
         lines.append(

@@ -19,6 +19,7 @@ from nmafc.engine.fresh_sets import FreshSets
 from nmafc.errors import StoreUnavailable
 from nmafc.storage.cold import ColdStore, ScopeRow
 from nmafc.storage.erasure import Erasure
+from nmafc.storage.hot.compaction import CompactionDeferred
 from nmafc.storage.hot.lance import HotSnapshot, HotStore, Vector, Watermark
 from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
 
@@ -350,11 +351,12 @@ class HotTier:
         """After a purge's delete: rewrite the fragments and drop the versions holding it."""
         try:
             return self.store.erase_deleted()
-        except StoreUnavailable as exc:
-            log.warning("Hot erasure deferred: %s", exc.detail)
+        except (StoreUnavailable, CompactionDeferred) as exc:
+            why = exc.detail if isinstance(exc, StoreUnavailable) else str(exc)
+            log.warning("Hot erasure deferred: %s", why)
             return Erasure(
-                (), False, note="The Hot store did not answer; the rows are deleted and "
-                "their files are rewritten by the next compaction (or `nmafc erase`).",
+                (), False, note=f"Deferred ({why}); the rows are deleted and their files "
+                "are rewritten by the next compaction (or `nmafc erase`).",
             )  # fmt: skip
 
     def drop(self, reach: AnyScope) -> None:

@@ -11,6 +11,7 @@ from nmafc.engine.maintenance import MaintenanceReport
 from nmafc.services.base import Service
 from nmafc.services.remember_queue import RememberQueueService
 from nmafc.settings import Settings
+from nmafc.storage.hot.compaction import CompactionDeferred
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,11 @@ class CompactionService(Service):
         with self.engine.ctx.cold.lease("compaction") as held:
             if not held:
                 return 0
-            counts = self.engine.compact()
+            try:
+                counts = self.engine.compact()
+            except CompactionDeferred as exc:  # busy writes: the next check tries again
+                log.warning("Hot compaction deferred: %s", exc)
+                return 0
         self._last = time.monotonic()
         return counts.get("fragments_rewritten", 0) + counts.get("gone_rows_deleted", 0)
 

@@ -25,7 +25,10 @@ from nmafc.storage.cold.schema import TENANT_TABLES
 from nmafc.storage.erasure import Erasure
 
 _FTS_TABLES = ("facts_fts", "turns_fts")
-_CHECKPOINT_ATTEMPTS = 5
+_CHECKPOINT_ATTEMPTS = 3
+# A checkpoint waits (busy handler) for readers of older snapshots; the connections' own
+# 30 s would hold a purge's response that long behind one slow search, per attempt.
+_CHECKPOINT_WAIT_MS = 2000
 
 
 def erase_freed(engine: Engine) -> Erasure:
@@ -96,7 +99,12 @@ def _checkpoint(engine: Engine) -> bool:
             # off), which a checkpoint needs.
             raw = conn.connection.dbapi_connection
             assert raw is not None
-            busy, _log, _done = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            (usual,) = raw.execute("PRAGMA busy_timeout").fetchone()
+            raw.execute(f"PRAGMA busy_timeout={_CHECKPOINT_WAIT_MS}")
+            try:
+                busy, _log, _done = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                raw.execute(f"PRAGMA busy_timeout={int(usual)}")
         if not busy:
             return True
         time.sleep(0.1 * (attempt + 1))

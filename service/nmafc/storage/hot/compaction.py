@@ -26,16 +26,22 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from nmafc.storage.hot.shared_lock import SharedLock
+
 log = logging.getLogger(__name__)
 
 _ATTEMPTS = 3  # a compaction that loses a commit race to a writer is planned again
+# Longest a compaction waits for this process's Hot writes in flight (new ones wait
+# behind it). Writes end within their own deadline, so this is a safety net, not a budget:
+# a compaction that gave up too early under load would leave writes ever slower.
+_WAIT_S = 15.0
 
 
 @dataclass(frozen=True, slots=True)
 class CompactionPolicy:
     """How the Hot table is kept small: fragment size and how long old versions live."""
 
-    target_rows: int = 16_384
+    target_rows: int = 4_096
     retention_s: float = 10.0
     # Lance caches index pages and file/manifest metadata per session; its defaults (GiBs)
     # let every compaction's new index and fragment files add to RSS for good.
@@ -66,24 +72,38 @@ def dataset(table: Any) -> Any:
     return table.to_lance()
 
 
-def compact(table: Any, *, target_rows: int, threshold: float) -> int:
-    """Merge small fragments and materialise deletions; returns fragments rewritten."""
+def compact(table: Any, writes: SharedLock, *, target_rows: int, threshold: float) -> int:
+    """Merge small fragments and materialise deletions; returns fragments rewritten.
+
+    The rewrite holds ``writes`` (this process's Hot writes) alone, waiting at most
+    ``_WAIT_S`` for writes in flight. Another process's write can still win the commit
+    race; the pass is then planned again, up to ``_ATTEMPTS`` times, and raises after.
+    """
+    metrics = None
     for attempt in range(_ATTEMPTS):
-        try:
-            metrics = dataset(table).optimize.compact_files(
-                target_rows_per_fragment=target_rows,
-                materialize_deletions=True,
-                materialize_deletions_threshold=threshold,
-            )
-            break
-        except (OSError, RuntimeError, ValueError) as exc:
-            if attempt == _ATTEMPTS - 1:
-                raise
-            log.info("Hot compaction lost a commit race (%s); planning it again", exc)
-            time.sleep(0.05 * (attempt + 1))
+        with writes.exclusive(_WAIT_S) as alone:
+            if not alone:
+                raise CompactionDeferred(f"Hot writes held the table for {_WAIT_S:g}s")
+            try:
+                metrics = dataset(table).optimize.compact_files(
+                    target_rows_per_fragment=target_rows,
+                    materialize_deletions=True,
+                    materialize_deletions_threshold=threshold,
+                )
+                break
+            except (OSError, RuntimeError, ValueError) as exc:
+                if attempt == _ATTEMPTS - 1:
+                    raise
+                log.info("Hot compaction lost a commit race (%s); planning it again", exc)
+        time.sleep(0.05 * (attempt + 1))
+    assert metrics is not None
     dataset(table).optimize.optimize_indices()
     table.checkout_latest()
     return int(metrics.fragments_removed)
+
+
+class CompactionDeferred(RuntimeError):
+    """Writes kept the table busy; the next pass compacts it."""
 
 
 def prune(table: Any, versions: range, *, delete_unverified: bool = False) -> Pruned:
@@ -113,6 +133,13 @@ def oldest_version(table: Any) -> int:
 
 def fragment_count(table: Any) -> int:
     return int(table.stats()["fragment_stats"]["num_fragments"])
+
+
+def small_fragments(table: Any, target_rows: int) -> int:
+    """Fragments beyond those a fully compacted table of this size would have."""
+    stats = table.stats()
+    full = int(stats["num_rows"]) // target_rows
+    return max(0, int(stats["fragment_stats"]["num_fragments"]) - full - 1)
 
 
 def is_stale_read(exc: BaseException) -> bool:

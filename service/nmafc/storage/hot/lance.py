@@ -31,6 +31,7 @@ from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot import compaction
 from nmafc.storage.hot.compaction import CompactionPolicy, Pruner
 from nmafc.storage.hot.guard import HotGuard
+from nmafc.storage.hot.shared_lock import SharedLock
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -184,6 +185,11 @@ class HotStore:
         # take turns (replicas take the ``compaction`` lease, and Lance's commit check
         # makes the loser of a race plan again).
         self._compacting = threading.Lock()
+        # Lance refuses a compaction whose fragments a write changed meanwhile (every write
+        # updates its scope's watermark row), so under steady writes it would never
+        # commit: this process's writes share this lock and a compaction's rewrite takes
+        # it alone, for a bounded wait (see compaction.compact).
+        self._committing = SharedLock()
         self._erasure_owed = False  # a purge's erasure failed: the next compaction does it
         self._unit = np.zeros(dim, dtype=np.float32)
         self._unit[0] = 1.0  # placeholder vector of gone/meta rows: never searched
@@ -246,6 +252,16 @@ class HotStore:
         removed: Iterable[str],
     ) -> None:
         """Apply one batch: upserts, removals and the new watermark, in a single commit."""
+        with self._committing:
+            self._merge(scope, watermark, upserts, removed)
+
+    def _merge(
+        self,
+        scope: Scope,
+        watermark: Watermark,
+        upserts: Sequence[tuple[MemoryRecord, Vector]],
+        removed: Iterable[str],
+    ) -> None:
         rows = [self._live_row(r, v, watermark.seq) for r, v in upserts]
         rows += [self._marker_row(scope, rid, GONE, watermark) for rid in removed]
         rows.append(self._marker_row(scope, watermark_id(scope), META, watermark, kind="watermark"))
@@ -351,8 +367,9 @@ class HotStore:
     @_guarded
     def purge(self, scope: AnyScope) -> int:
         """Delete every row of the scope or agent (records, gone markers, watermark)."""
-        before = int(self._table.count_rows(scope_filter(scope)))
-        self._table.delete(scope_filter(scope))
+        with self._committing:
+            before = int(self._table.count_rows(scope_filter(scope)))
+            self._table.delete(scope_filter(scope))
         return before
 
     @_guarded
@@ -360,14 +377,16 @@ class HotStore:
         self, scope: Scope, watermark: Watermark, rows: Sequence[tuple[MemoryRecord, Vector]]
     ) -> None:
         """Rebuild a scope from scratch (its incarnation changed, or a repair)."""
-        self._table.delete(scope_filter(scope))
-        self.write(scope, watermark, rows, ())
+        with self._committing:
+            self._table.delete(scope_filter(scope))
+            self._merge(scope, watermark, rows, ())
 
     @_guarded
     def compaction_due(self, max_fragments: int) -> bool:
-        """Whether the table holds ``max_fragments`` fragments, or twice as many commits
-        were made since this process last compacted it (deletes add versions, not files)."""
-        if compaction.fragment_count(self._table) >= max_fragments:
+        """Whether the table holds ``max_fragments`` small fragments (beyond the full ones
+        of its size), or twice as many commits were made since this process last
+        compacted it (deletes add versions, not fragments)."""
+        if compaction.small_fragments(self._table, self.policy.target_rows) >= max_fragments:
             return True
         return int(self._table.version) - self._compacted_at >= 2 * max_fragments
 
@@ -394,7 +413,7 @@ class HotStore:
             if gone:
                 self._table.delete(f"state = '{GONE}'")
             rewritten = compaction.compact(
-                self._table, target_rows=self.policy.target_rows, threshold=0.1
+                self._table, self._committing, target_rows=self.policy.target_rows, threshold=0.1
             )
             self._compacted_at = int(self._table.version)
             self._pruner.note(self._compacted_at)
@@ -422,7 +441,7 @@ class HotStore:
         with self._compacting:
             self._erasure_owed = True  # until it succeeds
             rewritten = compaction.compact(
-                self._table, target_rows=self.policy.target_rows, threshold=0.0
+                self._table, self._committing, target_rows=self.policy.target_rows, threshold=0.0
             )
             latest = int(self._table.version)
             pruned = compaction.prune(self._table, self._pruner.below(self._table, latest))
@@ -440,7 +459,7 @@ class HotStore:
             if gone:
                 self._table.delete(f"state = '{GONE}'")
             rewritten = compaction.compact(
-                self._table, target_rows=self.policy.target_rows, threshold=0.0
+                self._table, self._committing, target_rows=self.policy.target_rows, threshold=0.0
             )
             latest = int(self._table.version)
             below = self._pruner.below(self._table, latest)
