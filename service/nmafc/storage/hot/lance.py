@@ -175,6 +175,7 @@ class HotStore:
     ) -> None:
         self.guard: HotGuard | None = None
         self._reopen: Callable[[], Any] | None = None
+        self._session: Any = None
         self._table = table
         self.dim = dim
         self.model = model
@@ -226,6 +227,7 @@ class HotStore:
                 raise StoreUnavailable(f"The Hot store at {uri} is unreachable: {exc}.") from exc
             raise StoreNotWritable(f"The Hot store at {uri} cannot be opened: {exc}.") from exc
         store = cls(handle, dim, model, policy)
+        store._session = session
         store._reopen = lambda: lancedb.connect(
             uri, storage_options=dict(options or {}) or None, session=session
         ).open_table(table)
@@ -389,6 +391,10 @@ class HotStore:
         if compaction.small_fragments(self._table, self.policy.target_rows) >= max_fragments:
             return True
         return int(self._table.version) - self._compacted_at >= 2 * max_fragments
+
+    def lance_cache_bytes(self) -> int:
+        """Bytes held by LanceDB's index and metadata caches in this process."""
+        return int(self._session.size_bytes()) if self._session is not None else 0
 
     @_guarded
     def shape(self) -> dict[str, int]:
