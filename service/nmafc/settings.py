@@ -70,10 +70,14 @@ class HotSettings(BaseModel):
         5.0, gt=0, description="How long Hot calls pause after an S3 failure before a retry."
     )
     lance_index_cache_mb: int = Field(
-        128, ge=1, description="RAM for LanceDB's cache of index pages (per process)."
+        32,
+        ge=1,
+        description="RAM for LanceDB's cache of index pages (per process). Every compaction "
+        "writes new index files, so the cache fills up to this bound and stays there; raise "
+        "it for a large table on S3, where a miss is a GET.",
     )
     lance_metadata_cache_mb: int = Field(
-        64,
+        32,
         ge=1,
         description="RAM for LanceDB's cache of manifests and file metadata (per process).",
     )

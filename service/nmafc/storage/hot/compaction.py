@@ -45,8 +45,8 @@ class CompactionPolicy:
     retention_s: float = 10.0
     # Lance caches index pages and file/manifest metadata per session; its defaults (GiBs)
     # let every compaction's new index and fragment files add to RSS for good.
-    index_cache_mb: int = 128
-    metadata_cache_mb: int = 64
+    index_cache_mb: int = 32
+    metadata_cache_mb: int = 32
 
     def session(self) -> Any:
         """A LanceDB session whose caches are bounded by this policy."""

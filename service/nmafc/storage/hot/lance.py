@@ -394,7 +394,7 @@ class HotStore:
 
     def lance_cache_bytes(self) -> int:
         """Bytes held by LanceDB's index and metadata caches in this process."""
-        return int(self._session.size_bytes()) if self._session is not None else 0
+        return int(self._session.size_bytes) if self._session is not None else 0
 
     @_guarded
     def shape(self) -> dict[str, int]:
