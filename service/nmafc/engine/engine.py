@@ -394,10 +394,13 @@ class MemoryEngine:
         """Write deferred Hot changes (reinforcements) to LanceDB now."""
         return self.ctx.flush_hot()
 
-    def compact(self) -> dict[str, int]:
-        """Flush, drop removed Hot rows, merge LanceDB fragments, refresh planner stats."""
+    def compact(self, *, planner_stats: bool = True) -> dict[str, int]:
+        """Flush, drop removed Hot rows, merge LanceDB fragments, prune old versions, and
+        (unless ``planner_stats`` is false: a pass the write volume triggered) refresh the
+        Cold ROM's planner statistics."""
         self.flush()
-        self.ctx.cold.optimize()
+        if planner_stats:
+            self.ctx.cold.optimize()
         return self.ctx.hot.store.compact()
 
     def compaction_due(self) -> bool:

@@ -79,17 +79,21 @@ class CompactionService(Service):
         self._last = time.monotonic()
 
     def run_once(self) -> int:
-        if time.monotonic() - self._last < self.longest_s and not self.engine.compaction_due():
+        timer = time.monotonic() - self._last >= self.longest_s
+        if not timer and not self.engine.compaction_due():
             return 0
         with self.engine.ctx.cold.lease("compaction") as held:
             if not held:
                 return 0
             try:
-                counts = self.engine.compact()
+                # ANALYZE takes the SQLite write lock: on the timer only, not every few
+                # seconds of a write burst.
+                counts = self.engine.compact(planner_stats=timer)
             except CompactionDeferred as exc:  # busy writes: the next check tries again
                 log.warning("Hot compaction deferred: %s", exc)
                 return 0
-        self._last = time.monotonic()
+        if timer:
+            self._last = time.monotonic()
         return counts.get("fragments_rewritten", 0) + counts.get("gone_rows_deleted", 0)
 
 
