@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
 
 from nmafc.core.scope import Scope
-from nmafc.storage.hot.compaction import CompactionPolicy
+from nmafc.storage.hot.compaction import CompactionDeferred, CompactionPolicy
 from nmafc.storage.hot.lance import HotStore, Watermark
 
 from ..core.factories import record
@@ -75,3 +76,34 @@ def test_a_reader_on_a_pruned_version_retries_on_the_latest(tmp_path: Path) -> N
     # The reader's handle still names the files of a version that no longer exists.
     assert len(reader.load(Scope("agent", "c1")).records) == 2
     assert reader.load(Scope("agent", "c2")).records == []
+
+
+def test_compaction_beside_another_processes_writer_loses_no_write(tmp_path: Path) -> None:
+    compactor = _open(tmp_path / "hot", retention_s=0)
+    _write(compactor, 0)
+    other = _open(tmp_path / "hot", retention_s=0)  # its own handle and write lock
+    done = threading.Event()
+    written: list[int] = []
+
+    def write_steadily() -> None:
+        for index in range(1, 121):
+            _write(other, index)
+            written.append(index)
+        done.set()
+
+    thread = threading.Thread(target=write_steadily, daemon=True)
+    thread.start()
+    passes = deferred = 0
+    while not done.is_set():
+        try:
+            compactor.compact()
+            passes += 1
+        except CompactionDeferred:  # the other writer won every commit race this time
+            deferred += 1
+    thread.join(60)
+    compactor.compact()
+    assert written == list(range(1, 121))
+    assert passes + deferred > 0
+    # Every write landed exactly once, whatever the compactions in between rewrote.
+    assert compactor._table.count_rows("kind = 'fact'") == 121
+    assert _shape(compactor)[0] <= 2
