@@ -70,16 +70,10 @@ class HotSettings(BaseModel):
         5.0, gt=0, description="How long Hot calls pause after an S3 failure before a retry."
     )
     lance_index_cache_mb: int = Field(
-        32,
-        ge=1,
-        description="RAM for LanceDB's cache of index pages (per process). Every compaction "
-        "writes new index files, so the cache fills up to this bound and stays there; raise "
-        "it for a large table on S3, where a miss is a GET.",
+        32, ge=1, description="LanceDB index-page cache per process (raise it for S3)."
     )
     lance_metadata_cache_mb: int = Field(
-        32,
-        ge=1,
-        description="RAM for LanceDB's cache of manifests and file metadata (per process).",
+        32, ge=1, description="LanceDB manifest and file-metadata cache per process."
     )
     max_lag_events: int = Field(
         200,
@@ -396,41 +390,28 @@ class MaintenanceSettings(BaseModel):
         200, ge=1, description="Most scopes one walk maintains (the rest wait for the next)."
     )
     compaction_enabled: bool = Field(
-        True,
-        description="Compact the Hot store (merge LanceDB fragments, drop removed rows, "
-        "prune old table versions) whenever it is due.",
+        True, description="Compact the Hot store (merge fragments, prune old versions)."
     )
     compaction_interval_s: float = Field(
-        3600.0,
-        gt=0,
-        description="Longest time between compactions of the Hot store, however few writes.",
+        3600.0, gt=0, description="Longest time between Hot compactions, however few writes."
     )
     compaction_check_s: float = Field(
-        5.0,
-        gt=0,
-        description="Seconds between checks of whether the Hot store is due for compaction.",
+        5.0, gt=0, description="Seconds between checks of whether Hot compaction is due."
     )
     compaction_max_fragments: int = Field(
         32,
         ge=2,
-        description="Compact the Hot store once its table has this many small fragments "
-        "(beyond the full ones of compaction_fragment_rows rows), or twice as many commits "
-        "since the last compaction. Every write adds a fragment, and each one makes later "
-        "writes and scope loads slower.",
+        description="Compact once the table has this many small fragments (each write adds "
+        "one, and each slows later writes and scope loads), or twice as many commits.",
     )
     compaction_fragment_rows: int = Field(
-        4096,
-        ge=1024,
-        description="Rows per LanceDB fragment after compaction; bounds what one compaction "
-        "(or a purge's erasure) rewrites, and so how long it holds this process's Hot "
-        "writes back.",
+        4096, ge=1024, description="Rows per fragment: bounds what one compaction rewrites."
     )
     version_retention_s: float = Field(
         10.0,
         ge=0,
-        description="How long a superseded LanceDB table version is kept for readers that "
-        "may still use it; compaction removes older ones (a purge removes those holding "
-        "purged rows at once).",
+        description="Superseded LanceDB versions live this long for readers still on them "
+        "(a purge removes those holding purged rows at once).",
     )
     flush_enabled: bool = Field(
         True, description="Write deferred Hot changes (reinforcements) to LanceDB periodically."

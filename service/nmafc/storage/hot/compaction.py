@@ -26,6 +26,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot.shared_lock import SharedLock
 
 log = logging.getLogger(__name__)
@@ -185,3 +186,27 @@ class Pruner:
 
     def removed_below(self, version: int) -> None:
         self.floor = max(self.floor or 0, version)
+
+
+def erasure(rewritten: int, pruned: Pruned, *, unverified_kept: bool) -> Erasure:
+    """The receipt of a compaction that materialised deletions and the pruning after it."""
+    counts = {
+        "fragments_rewritten": rewritten,
+        "versions_removed": pruned.versions,
+        "files_removed": pruned.files,
+        "bytes_removed": pruned.bytes,
+    }
+    if pruned.failed:
+        return Erasure(
+            ("compacted", "old_versions_removed"),
+            False,
+            {**counts, "failed_deletes": pruned.failed},
+            "Some old files could not be deleted; the next compaction retries.",
+        )
+    note = (
+        "Files of Lance transactions that failed are kept up to 7 days (they may belong "
+        "to a commit in progress); `nmafc erase` removes them with the service stopped."
+        if unverified_kept
+        else None
+    )
+    return Erasure(("compacted", "old_versions_removed"), True, counts, note)

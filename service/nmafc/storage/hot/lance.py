@@ -454,7 +454,7 @@ class HotStore:
             if not pruned.failed:
                 self._pruner.removed_below(latest)
                 self._erasure_owed = False
-        return _erasure(rewritten, pruned, unverified_kept=True)
+        return compaction.erasure(rewritten, pruned, unverified_kept=True)
 
     @_guarded
     def erase_all(self) -> Erasure:
@@ -472,7 +472,7 @@ class HotStore:
             pruned = compaction.prune(self._table, below, delete_unverified=True)
             if not pruned.failed:
                 self._pruner.removed_below(latest)
-        return _erasure(rewritten, pruned, unverified_kept=False)
+        return compaction.erasure(rewritten, pruned, unverified_kept=False)
 
     def _live_row(self, record: MemoryRecord, vector: Vector, seq: int) -> dict[str, Any]:
         if vector.shape != (self.dim,):
@@ -515,29 +515,6 @@ class HotStore:
             "seq": watermark.seq,
             "vector": self._unit,
         }
-
-
-def _erasure(rewritten: int, pruned: compaction.Pruned, *, unverified_kept: bool) -> Erasure:
-    counts = {
-        "fragments_rewritten": rewritten,
-        "versions_removed": pruned.versions,
-        "files_removed": pruned.files,
-        "bytes_removed": pruned.bytes,
-    }
-    if pruned.failed:
-        return Erasure(
-            ("compacted", "old_versions_removed"),
-            False,
-            {**counts, "failed_deletes": pruned.failed},
-            "Some old files could not be deleted; the next compaction retries.",
-        )
-    note = (
-        "Files of Lance transactions that failed are kept up to 7 days (they may belong "
-        "to a commit in progress); `nmafc erase` removes them with the service stopped."
-        if unverified_kept
-        else None
-    )
-    return Erasure(("compacted", "old_versions_removed"), True, counts, note)
 
 
 @contextmanager
