@@ -70,6 +70,12 @@ class HotSettings(BaseModel):
     s3_cooldown_s: float = Field(
         5.0, gt=0, description="How long Hot calls pause after an S3 failure before a retry."
     )
+    lance_index_cache_mb: int = Field(
+        32, ge=1, description="LanceDB index-page cache per process (raise it for S3)."
+    )
+    lance_metadata_cache_mb: int = Field(
+        32, ge=1, description="LanceDB manifest and file-metadata cache per process."
+    )
     max_lag_events: int = Field(
         200,
         ge=0,
@@ -422,10 +428,28 @@ class MaintenanceSettings(BaseModel):
         200, ge=1, description="Most scopes one walk maintains (the rest wait for the next)."
     )
     compaction_enabled: bool = Field(
-        True, description="Merge LanceDB fragments and drop removed rows periodically."
+        True, description="Compact the Hot store (merge fragments, prune old versions)."
     )
     compaction_interval_s: float = Field(
-        3600.0, gt=0, description="Seconds between compactions of the Hot store."
+        3600.0, gt=0, description="Longest time between Hot compactions, however few writes."
+    )
+    compaction_check_s: float = Field(
+        5.0, gt=0, description="Seconds between checks of whether Hot compaction is due."
+    )
+    compaction_max_fragments: int = Field(
+        32,
+        ge=2,
+        description="Compact once the table has this many small fragments (each write adds "
+        "one, and each slows later writes and scope loads), or twice as many commits.",
+    )
+    compaction_fragment_rows: int = Field(
+        4096, ge=1024, description="Rows per fragment: bounds what one compaction rewrites."
+    )
+    version_retention_s: float = Field(
+        10.0,
+        ge=0,
+        description="Superseded LanceDB versions live this long for readers still on them "
+        "(a purge removes those holding purged rows at once).",
     )
     flush_enabled: bool = Field(
         True, description="Write deferred Hot changes (reinforcements) to LanceDB periodically."

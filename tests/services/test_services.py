@@ -128,7 +128,21 @@ def test_flush_and_compaction_rounds(engine: MemoryEngine) -> None:
     scope = Scope("agent-x", "c")
     _say(engine, scope, 3)
     assert FlushService(engine, enabled=True, interval_s=1).run_once() >= 0
-    assert CompactionService(engine, enabled=True, interval_s=1).run_once() >= 0
+    assert CompactionService(engine, enabled=True, interval_s=1, longest_s=0).run_once() >= 0
+
+
+def test_compaction_runs_when_the_table_is_due_not_only_on_its_timer(
+    engine: MemoryEngine,
+) -> None:
+    bound = engine.settings.maintenance.compaction_max_fragments
+    service = CompactionService(engine, enabled=True, interval_s=1, longest_s=3600)
+    table = engine.ctx.hot.store._table
+    assert service.run_once() == 0  # nothing due: the hour has not passed
+    for index in range(bound):
+        _say(engine, Scope("agent-x", f"c{index}"), 1)
+    assert table.stats()["fragment_stats"]["num_fragments"] >= bound
+    assert service.run_once() > 0
+    assert table.stats()["fragment_stats"]["num_fragments"] < bound
 
 
 def test_services_are_declared_from_settings(engine: MemoryEngine) -> None:

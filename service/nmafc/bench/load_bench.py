@@ -9,6 +9,13 @@ search for the token in its conversation. A write is *lost* when any of that fai
 Errors are counted by status (``503``, ``timeout``, ``connect_error`` …); a 503 without a
 ``Retry-After`` header is counted separately. With no ``--url`` it starts ``nmafc serve``
 on a free loopback port over a temporary data directory (the embedded default).
+
+With ``writes`` set the load stops after that many writes instead of after ``duration_s``,
+and ``new_share`` of them go to a conversation of their own (each a new scope to load).
+The report then says whether writes stay fast and memory stays flat: the p50 of the first
+and of the last 10 % of writes (``write_growth``), the server's RSS after its first minute
+and after the load (``server_rss_mib``, when the bench started the server) and the LanceDB
+table's fragment and version counts at the end (``hot_table``).
 """
 
 from __future__ import annotations
@@ -17,16 +24,18 @@ import asyncio
 import json
 import random
 import secrets
+import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 from nmafc.bench import machine
 from nmafc.bench.engine_bench import PEOPLE, TOPICS
@@ -47,6 +56,8 @@ class LoadOptions:
     agent: str = "load"
     timeout_s: float = 30.0
     run_id: str = field(default_factory=lambda: secrets.token_hex(4))
+    writes: int | None = None  # stop after this many writes (duration_s is then a cap)
+    new_share: float = 0.0  # share of writes that go to a conversation of their own
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +79,7 @@ class Outcome:
     ms: float
     at: float
     retry_after: str | None = None
+    new_scope: bool = False
 
     @property
     def ok(self) -> bool:
@@ -159,22 +171,34 @@ async def drive(
     deadline = time.monotonic() + options.duration_s
     pause = 0.2  # back-off after a failed request, so an outage is not a busy loop
 
+    issued = 0
+
     def going() -> bool:
         return time.monotonic() < deadline and not (stop is not None and stop.is_set())
 
+    def may_write() -> bool:
+        nonlocal issued
+        if not going() or (options.writes is not None and issued >= options.writes):
+            return False
+        issued += 1
+        return True
+
     async def writer(index: int) -> None:
         rng = random.Random(f"{options.run_id}-{index}")
-        conversation = conversation_of(options, index)
-        headers = headers_for(options, conversation)
+        own = conversation_of(options, index)
         step = 0
-        while going():
+        while may_write():
             token = f"tok{options.run_id}w{index}n{step}"
+            fresh = rng.random() < options.new_share
+            conversation = f"{own}-n{step}" if fresh else own
             step += 1
             body = {"messages": [{"role": "user", "content": _message(token, rng)}]}
             run.attempted[token] = conversation
             outcome, response = await _send(
-                http, "write", started, "POST", "/v1/memories", json_body=body, headers=headers
-            )
+                http, "write", started, "POST", "/v1/memories", json_body=body,
+                headers=headers_for(options, conversation),
+            )  # fmt: skip
+            outcome = replace(outcome, new_scope=fresh)
             run.outcomes.append(outcome)
             if outcome.ok and response is not None:
                 data = response.json()
@@ -185,7 +209,7 @@ async def drive(
 
     async def reader(index: int) -> None:
         rng = random.Random(f"{options.run_id}-r{index}")
-        while going():
+        while going() and (options.writes is None or issued < options.writes):
             if run.acks:
                 ack = rng.choice(run.acks)
                 query, conversation = f"What is the code word {ack.token}?", ack.conversation
@@ -281,8 +305,8 @@ def _found(search: Mapping[str, Any], token: str) -> bool:
 # -- the command ------------------------------------------------------------------------
 
 
-def run(options: LoadOptions, out: Path | None = None) -> dict[str, Any]:
-    """Load, verify, report; writes ``load.json`` and ``load.md`` under ``out``."""
+def run(options: LoadOptions, out: Path | None = None, name: str = "load") -> dict[str, Any]:
+    """Load, verify, report; writes ``<name>.json`` and ``<name>.md`` under ``out``."""
     if options.url:
         report = asyncio.run(_load_and_verify(options.url, options))
     else:
@@ -301,38 +325,114 @@ def run(options: LoadOptions, out: Path | None = None) -> dict[str, Any]:
             ).start(timeout_s=180)
             try:
                 local = LoadOptions(**{**_fields(options), "api_key": key})
-                report = asyncio.run(_load_and_verify(server.url, local))
+                assert server.process is not None
+                probe = RssProbe(server.process.pid)
+                report = asyncio.run(_load_and_verify(server.url, local, probe))
+                report["hot_table"] = hot_table_shape(Path(data_dir) / "hot")
             finally:
                 server.stop(timeout_s=30)
             report["service"] = "started: nmafc serve, embedded default (SQLite + LanceDB)"
+            report["server_log"] = log_summary(server.log())
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "load.json").write_text(json.dumps(report, indent=2))
-        (out / "load.md").write_text(markdown(report))
+        (out / f"{name}.json").write_text(json.dumps(report, indent=2))
+        (out / f"{name}.md").write_text(markdown(report))
     return report
+
+
+class RssProbe:
+    """Samples a process's resident memory every ``every_s`` while the load runs."""
+
+    def __init__(self, pid: int, every_s: float = 2.0) -> None:
+        self.process = psutil.Process(pid)
+        self.every_s = every_s
+        self.samples: list[tuple[float, float]] = []  # (seconds since start, MiB)
+        self._started = time.monotonic()
+
+    def sample(self) -> None:
+        rss = self.process.memory_info().rss / 2**20
+        self.samples.append((round(time.monotonic() - self._started, 1), round(rss, 1)))
+
+    async def run(self) -> None:
+        self._started = time.monotonic()
+        while True:
+            self.sample()
+            await asyncio.sleep(self.every_s)
+
+    def summary(self, first_s: float = 60.0) -> dict[str, Any]:
+        """RSS after the first minute (a quarter of a shorter run) and at the end."""
+        self.sample()
+        end_at, end = self.samples[-1]
+        mark = min(first_s, end_at / 4)
+        at, early = next((t, mib) for t, mib in self.samples if t >= mark)
+        return {
+            "after_first_minute": early,
+            "first_sample_at_s": at,
+            "end": end,
+            "end_at_s": end_at,
+            "ratio": round(end / early, 3) if early else None,
+            "peak": max(mib for _, mib in self.samples),
+        }
+
+
+def log_summary(log: str) -> dict[str, Any]:
+    """Errors and warnings the started server logged (background services included)."""
+    levels: Counter[str] = Counter()
+    messages: Counter[str] = Counter()
+    for line in log.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("level") in ("warning", "error", "critical"):
+            levels[entry["level"]] += 1
+            messages[str(entry.get("msg", ""))[:120]] += 1
+    return {"levels": dict(levels), "top": dict(messages.most_common(5))}
+
+
+def hot_table_shape(uri: Path, table: str = "memories") -> dict[str, int]:
+    """Fragments and versions of the service's LanceDB table, counted by LanceDB."""
+    import lancedb
+
+    handle = lancedb.connect(str(uri)).open_table(table)
+    stats: Any = handle.stats()
+    return {
+        "fragments": int(stats["fragment_stats"]["num_fragments"]),
+        "versions": len(handle.list_versions()),
+        "rows": int(handle.count_rows()),
+    }
 
 
 def _fields(options: LoadOptions) -> dict[str, Any]:
     return {name: getattr(options, name) for name in LoadOptions.__dataclass_fields__}
 
 
-async def _load_and_verify(url: str, options: LoadOptions) -> dict[str, Any]:
+async def _load_and_verify(
+    url: str, options: LoadOptions, probe: RssProbe | None = None
+) -> dict[str, Any]:
     clients = options.writers + options.readers
     async with http_client(url, options, clients) as http:
-        progress = asyncio.create_task(_progress(options.duration_s))
+        progress = asyncio.create_task(_progress(options))
+        sampling = asyncio.create_task(probe.run()) if probe is not None else None
         try:
             load = await drive(http, options)
         finally:
             progress.cancel()
+            if sampling is not None:
+                sampling.cancel()
+        rss = probe.summary() if probe is not None else None
         verification = await verify(http, options, load.acks)
-    return summarise(load, verification)
+    report = summarise(load, verification)
+    report["server_rss_mib"] = rss
+    return report
 
 
-async def _progress(duration_s: float) -> None:
-    started = time.monotonic()
+async def _progress(options: LoadOptions) -> None:
+    started, duration_s = time.monotonic(), options.duration_s
     while True:
         await asyncio.sleep(min(30.0, max(5.0, duration_s / 10)))
-        print(f"  load: {time.monotonic() - started:.0f}/{duration_s:.0f} s", file=sys.stderr)
+        of = f"of {options.writes} writes" if options.writes else f"/{duration_s:.0f} s"
+        print(f"  load: {time.monotonic() - started:.0f} s {of}", file=sys.stderr)
 
 
 def summarise(load: LoadRun, verification: Verification) -> dict[str, Any]:
@@ -353,6 +453,7 @@ def summarise(load: LoadRun, verification: Verification) -> dict[str, Any]:
         )
     errors = Counter(o.status for o in load.outcomes if not o.ok)
     options = {**_fields(load.options), "api_key": None}
+    writes = sorted((o for o in load.outcomes if o.op == "write" and o.ok), key=lambda o: o.at)
     return {
         "benchmark": "load",
         "options": options,
@@ -366,6 +467,26 @@ def summarise(load: LoadRun, verification: Verification) -> dict[str, Any]:
         "verified": verification.checked,
         "lost": len(verification.lost),
         "lost_writes": verification.lost[:50],
+        "write_growth": {
+            "all": growth(writes),
+            "new_conversation": growth([o for o in writes if o.new_scope]),
+            "loaded_conversation": growth([o for o in writes if not o.new_scope]),
+        },
+    }
+
+
+def growth(writes: list[Outcome]) -> dict[str, Any]:
+    """p50 of the first and of the last 10 % of ``writes`` (in start order), and their ratio."""
+    tenth = len(writes) // 10
+    if tenth == 0:
+        return {"writes": len(writes), "first_p50_ms": None, "last_p50_ms": None, "ratio": None}
+    first = statistics.median(o.ms for o in writes[:tenth])
+    last = statistics.median(o.ms for o in writes[-tenth:])
+    return {
+        "writes": len(writes),
+        "first_p50_ms": round(first, 1),
+        "last_p50_ms": round(last, 1),
+        "ratio": round(last / first, 3) if first else None,
     }
 
 
@@ -390,5 +511,30 @@ def markdown(report: dict[str, Any]) -> str:
         f"{report['machine']['cpus']}-core machine shared with the server. "
         f"Errors during the load: {report['errors'] or 'none'}. "
         f"**lost = {report['lost']}/{report['acknowledged']}** acknowledged writes.",
+        "",
+        "| writes | count | p50 first 10 % ms | p50 last 10 % ms | last / first |",
+        "|---|---:|---:|---:|---:|",
     ]
+    for kind, g in report["write_growth"].items():
+        lines.append(
+            f"| {kind.replace('_', ' ')} | {g['writes']} | {g['first_p50_ms']} | "
+            f"{g['last_p50_ms']} | {g['ratio']} |"
+        )
+    rss = report.get("server_rss_mib")
+    if rss:
+        lines += [
+            "",
+            f"Server RSS: {rss['after_first_minute']} MiB at {rss['first_sample_at_s']} s, "
+            f"{rss['end']} MiB at the end ({rss['end_at_s']} s): **ratio {rss['ratio']}** "
+            f"(peak {rss['peak']} MiB).",
+        ]
+    logged = report.get("server_log")
+    if logged is not None:
+        lines.append(f"Server log: {logged['levels'] or 'no warnings or errors'}.")
+    hot = report.get("hot_table")
+    if hot:
+        lines.append(
+            f"LanceDB table at the end: **{hot['fragments']} fragments, {hot['versions']} "
+            f"versions**, {hot['rows']} rows."
+        )
     return "\n".join(lines) + "\n"

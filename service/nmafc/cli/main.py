@@ -107,6 +107,14 @@ def _parser() -> argparse.ArgumentParser:
     migrate = sub.add_parser("migrate", help="apply Cold ROM migrations and exit")
     migrate.set_defaults(run=_migrate)
 
+    erase = sub.add_parser(
+        "erase",
+        help="rewrite both stores so nothing purged survives in their files; run it with the "
+        "service stopped (PostgreSQL: VACUUM FULL locks each table; LanceDB: also removes "
+        "files of failed transactions)",
+    )
+    erase.set_defaults(run=_erase)
+
     show = sub.add_parser("settings", help="print the effective settings (secrets hidden)")
     show.set_defaults(run=_settings)
 
@@ -158,12 +166,24 @@ def _parser() -> argparse.ArgumentParser:
     load = bench_sub.add_parser(
         "load", help="concurrent writers and readers, then verify no acknowledged write is lost"
     )
-    load.add_argument("--duration", type=float, default=60.0, help="seconds of load")
+    load.add_argument(
+        "--duration", type=float, default=None,
+        help="seconds of load (default 60; with --writes, a cap of 6 h)",
+    )  # fmt: skip
     load.add_argument("--writers", type=int, default=4, help="writers, one conversation each")
     load.add_argument("--readers", type=int, default=4, help="concurrent searching clients")
     load.add_argument("--url", default=None, help="an already running service (else: start one)")
     load.add_argument("--api-key", default=None, help="key for --url (default: NMAFC_API_KEY)")
     load.add_argument("--agent", default="load", help="agent id the load writes under")
+    load.add_argument(
+        "--writes", type=int, default=None,
+        help="stop after this many writes (--duration is then a cap, default 6 h)",
+    )  # fmt: skip
+    load.add_argument(
+        "--new-share", type=float, default=None,
+        help="share of writes to a new conversation each (default 0.5 with --writes, else 0)",
+    )  # fmt: skip
+    load.add_argument("--name", default="load", help="report file names: <name>.json, .md")
     load.add_argument("--out", type=Path, default=Path("bench-results"))
     load.set_defaults(run=_bench_load)
     return parser
@@ -213,6 +233,20 @@ def _migrate(args: argparse.Namespace) -> int:
     ColdStore.open(settings.resolved_cold_uri()).close()
     print(f"Cold ROM at {settings.resolved_cold_uri()} is up to date.")
     return 0
+
+
+def _erase(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from nmafc.engine.engine import MemoryEngine
+
+    engine = MemoryEngine.open(_settings_from(args))
+    try:
+        report = engine.erase()
+    finally:
+        engine.close()
+    print(json.dumps({store: asdict(e) for store, e in report.items()}, indent=2))
+    return 0 if all(e.complete for e in report.values()) else 1
 
 
 def _settings(args: argparse.Namespace) -> int:
@@ -296,15 +330,19 @@ def _bench_http(args: argparse.Namespace) -> int:
 def _bench_load(args: argparse.Namespace) -> int:
     from nmafc.bench.load_bench import LoadOptions, markdown, run
 
+    fixed = args.writes is not None
+    new_share = args.new_share if args.new_share is not None else (0.5 if fixed else 0.0)
     options = LoadOptions(
-        duration_s=args.duration,
+        duration_s=args.duration or (6 * 3600.0 if fixed else 60.0),
         writers=args.writers,
         readers=args.readers,
         url=args.url,
         api_key=args.api_key or os.environ.get("NMAFC_API_KEY") or None,
         agent=args.agent,
+        writes=args.writes,
+        new_share=new_share,
     )
-    report = run(options, args.out)
+    report = run(options, args.out, args.name)
     print(markdown(report))
     return 0 if report["lost"] == 0 and report["server_errors"] == 0 else 1
 

@@ -43,6 +43,8 @@ from nmafc.engine.writes import WriteResult, Writes
 from nmafc.errors import MemoryNotFound, StoreUnavailable
 from nmafc.settings import Settings
 from nmafc.storage.cold import ColdStore
+from nmafc.storage.erasure import Erasure
+from nmafc.storage.hot.compaction import CompactionPolicy
 from nmafc.storage.hot.lance import HotStore, storage_options
 from nmafc.storage.hot.working_set import WorkingSetCache
 
@@ -163,6 +165,12 @@ class MemoryEngine:
                 )
                 if settings.resolved_hot_uri().startswith("s3://")
                 else None,
+                policy=CompactionPolicy(
+                    target_rows=settings.maintenance.compaction_fragment_rows,
+                    retention_s=settings.maintenance.version_retention_s,
+                    index_cache_mb=hot_settings.lance_index_cache_mb,
+                    metadata_cache_mb=hot_settings.lance_metadata_cache_mb,
+                ),
             )
             if settings.resolved_hot_uri().startswith("s3://"):
                 hot.guard_calls(hot_settings.s3_call_timeout_s, hot_settings.s3_cooldown_s)
@@ -388,11 +396,28 @@ class MemoryEngine:
         """Write deferred Hot changes (reinforcements) to LanceDB now."""
         return self.ctx.flush_hot()
 
-    def compact(self) -> dict[str, int]:
-        """Flush, drop removed Hot rows, merge LanceDB fragments, refresh planner stats."""
+    def compact(self, *, planner_stats: bool = True) -> dict[str, int]:
+        """Flush, drop removed Hot rows, merge LanceDB fragments, prune old versions, and
+        (unless ``planner_stats`` is false: a pass the write volume triggered) refresh the
+        Cold ROM's planner statistics."""
         self.flush()
-        self.ctx.cold.optimize()
+        if planner_stats:
+            self.ctx.cold.optimize()
         return self.ctx.hot.store.compact()
+
+    def compaction_due(self) -> bool:
+        """Whether the Hot table has grown enough fragments or versions to compact now."""
+        return self.ctx.hot.store.compaction_due(self.settings.maintenance.compaction_max_fragments)
+
+    def erase(self) -> dict[str, Erasure]:
+        """Rewrite both stores so nothing deleted survives in their files (``nmafc erase``).
+
+        Run it with the service stopped: on PostgreSQL it takes an exclusive lock on every
+        tenant table in turn; on LanceDB it also deletes the files of failed transactions,
+        which a concurrent writer's commit in progress would still need.
+        """
+        self.flush()
+        return {"cold": self.ctx.cold.erase_all(), "hot": self.ctx.hot.store.erase_all()}
 
     def export_snapshot(self, scope: Scope, path: Path) -> dict[str, int]:
         return self._snapshots.export(scope, path)

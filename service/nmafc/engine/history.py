@@ -10,8 +10,9 @@ from nmafc.core.records import MemoryRecord, utcnow
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.engine.changes import ChangeSet
 from nmafc.engine.context import EngineContext
-from nmafc.errors import InvalidInput, MemoryNotFound
+from nmafc.errors import InvalidInput, MemoryNotFound, StoreUnavailable
 from nmafc.storage.cold import ColdSession, ScopeRow
+from nmafc.storage.erasure import Erasure
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +35,14 @@ class RecordHistory:
 
 @dataclass(frozen=True, slots=True)
 class PurgeReceipt:
-    """What a purge deleted, per store. The tombstone event keeps no content."""
+    """What a purge deleted, per store, and how each store erased it physically
+    (``erased["cold"]``, ``erased["hot"]``). The tombstone event keeps no content."""
 
     scope: str
     cold: dict[str, int] = field(default_factory=dict)
     hot_rows: int = 0
     tombstone_event_id: int | None = None
+    erased: dict[str, Erasure] = field(default_factory=dict)
 
 
 class History:
@@ -123,9 +126,13 @@ class History:
         return RecordHistory(record_id, versions, events)
 
     def purge(self, scope: AnyScope) -> PurgeReceipt:
-        """Erase a scope or a whole agent from both stores; leave a content-free tombstone."""
+        """Erase a scope or a whole agent from both stores; leave a content-free tombstone.
+
+        The rows are deleted in one Cold transaction and one Hot commit, then erased
+        physically (:meth:`_erase`): the receipt says how, store by store.
+        """
         if isinstance(scope, Scope):
-            return self._purge_scope(scope, tombstone=True)
+            return replace(self._purge_scope(scope, tombstone=True), erased=self._erase())
         with self.ctx.cold.read() as session:
             rows = session.scopes.of(scope)
         totals: dict[str, int] = {}
@@ -145,7 +152,19 @@ class History:
         self.ctx.archive.drop(scope)
         for event in stored:
             self.ctx.publish(Scope(scope.agent_id, "_agent"), [event])
-        return PurgeReceipt(str(scope), totals, hot_rows, tombstone)
+        return PurgeReceipt(str(scope), totals, hot_rows, tombstone, self._erase())
+
+    def _erase(self) -> dict[str, Erasure]:
+        """Overwrite what the purge freed: Cold pages and indexes, Hot fragments and versions.
+
+        It runs after the commits, outside the scope lock: the rows are already gone for
+        every reader, and other scopes' writes need not wait for a rewrite of shared files.
+        """
+        try:
+            cold = self.ctx.cold.erase_freed()
+        except StoreUnavailable as exc:  # committed already: the receipt says what is left
+            cold = Erasure((), False, note=f"{exc.detail} Run `nmafc erase` once it answers.")
+        return {"cold": cold, "hot": self.ctx.hot.erase_deleted()}
 
     def _purge_scope(self, scope: Scope, *, tombstone: bool) -> PurgeReceipt:
         with self.ctx.locks.hold(scope):

@@ -18,6 +18,8 @@ from nmafc.core.scope import AnyScope, Scope
 from nmafc.engine.fresh_sets import FreshSets
 from nmafc.errors import StoreUnavailable
 from nmafc.storage.cold import ColdStore, ScopeRow
+from nmafc.storage.erasure import Erasure
+from nmafc.storage.hot.compaction import CompactionDeferred
 from nmafc.storage.hot.lance import HotSnapshot, HotStore, Vector, Watermark
 from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
 
@@ -348,6 +350,18 @@ class HotTier:
             self.cache.drop_agent(scope.agent_id)
         self.drop(scope)
         return deleted
+
+    def erase_deleted(self) -> Erasure:
+        """After a purge's delete: rewrite the fragments and drop the versions holding it."""
+        try:
+            return self.store.erase_deleted()
+        except (StoreUnavailable, CompactionDeferred) as exc:
+            why = exc.detail if isinstance(exc, StoreUnavailable) else str(exc)
+            log.warning("Hot erasure deferred: %s", why)
+            return Erasure(
+                (), False, note=f"Deferred ({why}); the rows are deleted and their files "
+                "are rewritten by the next compaction (or `nmafc erase`).",
+            )  # fmt: skip
 
     def drop(self, reach: AnyScope) -> None:
         """Forget what is known of scopes that no longer exist in the Cold ROM."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from nmafc.core.scope import Scope
 from nmafc.engine.engine import MemoryEngine
@@ -10,6 +11,7 @@ from nmafc.engine.maintenance import MaintenanceReport
 from nmafc.services.base import Service
 from nmafc.services.remember_queue import RememberQueueService
 from nmafc.settings import Settings
+from nmafc.storage.hot.compaction import CompactionDeferred
 
 log = logging.getLogger(__name__)
 
@@ -58,20 +60,41 @@ class MaintenanceService(Service):
 
 
 class CompactionService(Service):
-    """Merge LanceDB fragments, drop removed rows, refresh planner statistics."""
+    """Merge LanceDB fragments, drop removed rows, prune old versions, refresh statistics.
+
+    It checks every ``interval_s`` and compacts when the table is due (fragment or commit
+    count, see :meth:`MemoryEngine.compaction_due`) or ``longest_s`` passed since the last
+    compaction, so fragment and version counts stay bounded under any write rate. One
+    replica at a time compacts, under the ``compaction`` lease.
+    """
 
     name = "compaction"
 
-    def __init__(self, engine: MemoryEngine, *, enabled: bool, interval_s: float) -> None:
+    def __init__(
+        self, engine: MemoryEngine, *, enabled: bool, interval_s: float, longest_s: float
+    ) -> None:
         super().__init__(enabled=enabled, interval_s=interval_s)
         self.engine = engine
+        self.longest_s = longest_s
+        self._last = time.monotonic()
 
     def run_once(self) -> int:
+        timer = time.monotonic() - self._last >= self.longest_s
+        if not timer and not self.engine.compaction_due():
+            return 0
         with self.engine.ctx.cold.lease("compaction") as held:
             if not held:
                 return 0
-            counts = self.engine.compact()
-        return counts.get("gone_rows_deleted", 0)
+            try:
+                # ANALYZE takes the SQLite write lock: on the timer only, not every few
+                # seconds of a write burst.
+                counts = self.engine.compact(planner_stats=timer)
+            except CompactionDeferred as exc:  # busy writes: the next check tries again
+                log.warning("Hot compaction deferred: %s", exc)
+                return 0
+        if timer:
+            self._last = time.monotonic()
+        return counts.get("fragments_rewritten", 0) + counts.get("gone_rows_deleted", 0)
 
 
 class FlushService(Service):
@@ -94,7 +117,12 @@ def declared_services(engine: MemoryEngine, settings: Settings) -> list[Service]
         MaintenanceService(
             engine, enabled=m.pass_enabled, interval_s=m.pass_interval_s, limit=m.scopes_per_run
         ),
-        CompactionService(engine, enabled=m.compaction_enabled, interval_s=m.compaction_interval_s),
+        CompactionService(
+            engine,
+            enabled=m.compaction_enabled,
+            interval_s=m.compaction_check_s,
+            longest_s=m.compaction_interval_s,
+        ),
         FlushService(engine, enabled=m.flush_enabled, interval_s=m.flush_interval_s),
         RememberQueueService(
             engine,

@@ -87,3 +87,30 @@ def test_an_error_inside_releases_it() -> None:
 
     _start(write).join(WAIT)
     assert done.is_set()
+
+
+def test_a_writer_that_waits_too_long_gives_up_and_lets_readers_in_again() -> None:
+    lock = SharedLock()
+    release = threading.Event()
+    entered = threading.Event()
+    late_reader_in = threading.Event()
+
+    def slow_read() -> None:
+        with lock:
+            entered.set()
+            release.wait(WAIT)
+
+    def late_read() -> None:
+        with lock:
+            late_reader_in.set()
+
+    _start(slow_read)
+    assert entered.wait(WAIT)
+    with lock.exclusive(timeout_s=0.2) as alone:
+        assert alone is False
+        late = _start(late_read)  # a reader arriving after the writer gave up is not held
+        assert late_reader_in.wait(WAIT)
+    release.set()
+    late.join(WAIT)
+    with lock.exclusive(timeout_s=WAIT) as alone:
+        assert alone is True

@@ -27,6 +27,7 @@ from nmafc.engine.history import PurgeReceipt, RecordHistory, RollbackResult
 from nmafc.engine.recall import Hit, RecallResult
 from nmafc.engine.writes import WriteResult
 from nmafc.settings import DecaySettings
+from nmafc.storage.erasure import Erasure
 
 
 def _finite(value: float | None) -> float | None:
@@ -291,17 +292,40 @@ class RollbackOut(Model):
         )
 
 
+class ErasureOut(Model):
+    steps: list[str] = Field(
+        description="Physical steps taken after the delete, e.g. `secure_delete`, "
+        "`fts_optimize`, `wal_truncate` (SQLite), `vacuum` (PostgreSQL), `compacted`, "
+        "`old_versions_removed` (LanceDB)."
+    )
+    complete: bool = Field(
+        description="Every file the store tracks that held the purged bytes was rewritten "
+        "or removed (WAL archives and backups are the operator's). False: `note` says what "
+        "remains and what removes it (e.g. `nmafc erase`)."
+    )
+    counts: dict[str, int] = Field(description="What the steps did (fragments, versions, ms).")
+    note: str | None
+
+    @classmethod
+    def of(cls, e: Erasure) -> ErasureOut:
+        return cls(steps=list(e.steps), complete=e.complete, counts=dict(e.counts), note=e.note)
+
+
 class PurgeReceiptOut(Model):
     scope: str
     cold: dict[str, int] = Field(description="Rows deleted from the Cold ROM, per table.")
     hot_rows: int = Field(description="Rows deleted from the Hot store.")
     tombstone_event_id: int | None
+    erased: dict[str, ErasureOut] = Field(
+        description="How each store (`cold`, `hot`) erased the deleted rows physically."
+    )
 
     @classmethod
     def of(cls, r: PurgeReceipt) -> PurgeReceiptOut:
         return cls(
             scope=r.scope, cold=dict(r.cold), hot_rows=r.hot_rows,
             tombstone_event_id=r.tombstone_event_id,
+            erased={store: ErasureOut.of(e) for store, e in r.erased.items()},
         )  # fmt: skip
 
 

@@ -12,7 +12,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from nmafc.errors import NmafcError
-from nmafc.storage.cold import database
+from nmafc.storage.cold import database, erasure
 from nmafc.storage.cold.events_repo import EventsRepo
 from nmafc.storage.cold.facts_repo import FactsRepo
 from nmafc.storage.cold.keys_repo import KeysRepo
@@ -23,6 +23,7 @@ from nmafc.storage.cold.scopes_repo import ScopeRow, ScopesRepo
 from nmafc.storage.cold.turns_repo import TurnsRepo
 from nmafc.storage.cold.vectors import FactVectors, VectorSearchMode
 from nmafc.storage.cold.vectors import enable as enable_vectors
+from nmafc.storage.erasure import Erasure
 
 __all__ = ["ColdSession", "ColdStore", "ScopeRow"]
 
@@ -138,6 +139,16 @@ class ColdStore:
                 conn.exec_driver_sql("PRAGMA analysis_limit=2000")
                 for table in ("facts", "turns", "events", "scopes"):
                     conn.exec_driver_sql(f"ANALYZE {table}")
+
+    def erase_freed(self) -> Erasure:
+        """After a purge: overwrite what its DELETEs freed, as far as the dialect can online."""
+        with self._translate_errors():
+            return erasure.erase_freed(self.engine)
+
+    def erase_all(self) -> Erasure:
+        """Rewrite the whole store (``nmafc erase``; PostgreSQL locks each table meanwhile)."""
+        with self._translate_errors():
+            return erasure.erase_all(self.engine)
 
     def pin_embedding_model(self, model: str, dim: int) -> None:
         with self._translate_errors():

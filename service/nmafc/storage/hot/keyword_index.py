@@ -35,8 +35,8 @@ class KeywordIndex:
         # changes: turning a common term's dict into arrays cost more than scoring it.
         self._arrays: dict[str, _Posting] = {}
         self._terms_of: dict[int, tuple[str, ...]] = {}
-        self._length = np.zeros(64, dtype=np.float64)
-        self._tie = np.zeros(64, dtype=np.int64)
+        self._length = np.zeros(4, dtype=np.float64)  # grown by doubling, as the matrix
+        self._tie = np.zeros(4, dtype=np.int64)
         self.total_length = 0
         self.postings = 0  # (term, row) entries held, for memory accounting
 

@@ -9,7 +9,9 @@ ahead than it is, and replay after a crash is "apply the log after the watermark
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,10 +27,15 @@ from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.tiers import parse_tier
 from nmafc.errors import EmbeddingModelMismatch, StoreNotWritable, StoreUnavailable
+from nmafc.storage.erasure import Erasure
+from nmafc.storage.hot import compaction
+from nmafc.storage.hot.compaction import CompactionPolicy, Pruner
 from nmafc.storage.hot.guard import HotGuard
+from nmafc.storage.hot.shared_lock import SharedLock
 
 P = ParamSpec("P")
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 Vector = npt.NDArray[np.float32]
 
@@ -135,12 +142,27 @@ def storage_options(
 def _guarded(
     method: Callable[Concatenate[HotStore, P], T],
 ) -> Callable[Concatenate[HotStore, P], T]:
-    """Run the call under the store's :class:`HotGuard` when it has one (S3)."""
+    """Run the call under the store's :class:`HotGuard` when it has one (S3).
+
+    A call that meets a file removed with a pruned version (it began on that version, or
+    this process's handle lagged another replica's compaction) re-opens the latest
+    version and runs once more.
+    """
+
+    def attempt(store: HotStore, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(store, *args, **kwargs)
+        except (OSError, RuntimeError) as exc:
+            if not compaction.is_stale_read(exc):
+                raise
+            log.info("a Hot call met a pruned version; retrying on the latest")
+            store._table.checkout_latest()
+            return method(store, *args, **kwargs)
 
     def call(store: HotStore, /, *args: P.args, **kwargs: P.kwargs) -> T:
         if store.guard is None:
-            return method(store, *args, **kwargs)
-        return store.guard.call(method, store, *args, **kwargs)
+            return attempt(store, *args, **kwargs)
+        return store.guard.call(attempt, store, *args, **kwargs)
 
     return call
 
@@ -148,12 +170,28 @@ def _guarded(
 class HotStore:
     """Scoped, batched access to the LanceDB table."""
 
-    def __init__(self, table: Any, dim: int, model: str) -> None:
+    def __init__(
+        self, table: Any, dim: int, model: str, policy: CompactionPolicy | None = None
+    ) -> None:
         self.guard: HotGuard | None = None
         self._reopen: Callable[[], Any] | None = None
+        self._session: Any = None
         self._table = table
         self.dim = dim
         self.model = model
+        self.policy = policy or CompactionPolicy()
+        self._pruner = Pruner(self.policy.retention_s)
+        self._compacted_at = 0  # the table version this process's last compaction left
+        # Compaction and a purge's erasure both rewrite fragments: in one process they
+        # take turns (replicas take the ``compaction`` lease, and Lance's commit check
+        # makes the loser of a race plan again).
+        self._compacting = threading.Lock()
+        # Lance refuses a compaction whose fragments a write changed meanwhile (every write
+        # updates its scope's watermark row), so under steady writes it would never
+        # commit: this process's writes share this lock and a compaction's rewrite takes
+        # it alone, for a bounded wait (see compaction.compact).
+        self._committing = SharedLock()
+        self._erasure_owed = False  # a purge's erasure failed: the next compaction does it
         self._unit = np.zeros(dim, dtype=np.float32)
         self._unit[0] = 1.0  # placeholder vector of gone/meta rows: never searched
 
@@ -166,10 +204,13 @@ class HotStore:
         model: str,
         dim: int,
         options: Mapping[str, str] | None = None,
+        policy: CompactionPolicy | None = None,
     ) -> HotStore:
         """Open or create the table, refusing one written with another embedding model."""
+        policy = policy or CompactionPolicy()
+        session = policy.session()
         try:
-            db = lancedb.connect(uri, storage_options=dict(options or {}) or None)
+            db = lancedb.connect(uri, storage_options=dict(options or {}) or None, session=session)
             if table in db.list_tables().tables:
                 handle = db.open_table(table)
                 _check_pinned(handle.schema, model, dim, uri)
@@ -185,9 +226,10 @@ class HotStore:
             if uri.startswith("s3://"):
                 raise StoreUnavailable(f"The Hot store at {uri} is unreachable: {exc}.") from exc
             raise StoreNotWritable(f"The Hot store at {uri} cannot be opened: {exc}.") from exc
-        store = cls(handle, dim, model)
+        store = cls(handle, dim, model, policy)
+        store._session = session
         store._reopen = lambda: lancedb.connect(
-            uri, storage_options=dict(options or {}) or None
+            uri, storage_options=dict(options or {}) or None, session=session
         ).open_table(table)
         return store
 
@@ -212,6 +254,16 @@ class HotStore:
         removed: Iterable[str],
     ) -> None:
         """Apply one batch: upserts, removals and the new watermark, in a single commit."""
+        with self._committing:
+            self._merge(scope, watermark, upserts, removed)
+
+    def _merge(
+        self,
+        scope: Scope,
+        watermark: Watermark,
+        upserts: Sequence[tuple[MemoryRecord, Vector]],
+        removed: Iterable[str],
+    ) -> None:
         rows = [self._live_row(r, v, watermark.seq) for r, v in upserts]
         rows += [self._marker_row(scope, rid, GONE, watermark) for rid in removed]
         rows.append(self._marker_row(scope, watermark_id(scope), META, watermark, kind="watermark"))
@@ -324,8 +376,9 @@ class HotStore:
     @_guarded
     def purge(self, scope: AnyScope) -> int:
         """Delete every row of the scope or agent (records, gone markers, watermark)."""
-        before = int(self._table.count_rows(scope_filter(scope)))
-        self._table.delete(scope_filter(scope))
+        with self._committing:
+            before = int(self._table.count_rows(scope_filter(scope)))
+            self._table.delete(scope_filter(scope))
         return before
 
     @_guarded
@@ -333,17 +386,100 @@ class HotStore:
         self, scope: Scope, watermark: Watermark, rows: Sequence[tuple[MemoryRecord, Vector]]
     ) -> None:
         """Rebuild a scope from scratch (its incarnation changed, or a repair)."""
-        self._table.delete(scope_filter(scope))
-        self.write(scope, watermark, rows, ())
+        with self._committing:
+            self._table.delete(scope_filter(scope))
+            self._merge(scope, watermark, rows, ())
+
+    @_guarded
+    def compaction_due(self, max_fragments: int) -> bool:
+        """Whether the table holds ``max_fragments`` small fragments (beyond the full ones
+        of its size), or twice as many commits were made since this process last
+        compacted it (deletes add versions, not fragments)."""
+        if compaction.small_fragments(self._table, self.policy.target_rows) >= max_fragments:
+            return True
+        return int(self._table.version) - self._compacted_at >= 2 * max_fragments
+
+    def lance_cache_bytes(self) -> int:
+        """Bytes held by LanceDB's index and metadata caches in this process."""
+        return int(self._session.size_bytes) if self._session is not None else 0
+
+    @_guarded
+    def shape(self) -> dict[str, int]:
+        """Fragments and the version number of the latest table version (no tenant data)."""
+        return {
+            "fragments": compaction.fragment_count(self._table),
+            "version": int(self._table.version),
+        }
 
     @_guarded
     def compact(self) -> dict[str, int]:
-        """Drop gone rows, merge small files, refresh indexes; returns row counts."""
-        gone = int(self._table.count_rows(f"state = '{GONE}'"))
-        if gone:
-            self._table.delete(f"state = '{GONE}'")
-        self._table.optimize()
-        return {"gone_rows_deleted": gone, "rows": int(self._table.count_rows())}
+        """Drop gone rows, merge small fragments, refresh indexes, prune old versions.
+
+        Versions are pruned once superseded for ``policy.retention_s`` (see
+        :class:`~nmafc.storage.hot.compaction.Pruner`), so their count stays bounded by
+        the commits of that window plus one pass.
+        """
+        if self._erasure_owed:
+            self.erase_deleted()
+        with self._compacting:
+            gone = int(self._table.count_rows(f"state = '{GONE}'"))
+            if gone:
+                self._table.delete(f"state = '{GONE}'")
+            rewritten = compaction.compact(
+                self._table, self._committing, target_rows=self.policy.target_rows, threshold=0.1
+            )
+            self._compacted_at = int(self._table.version)
+            self._pruner.note(self._compacted_at)
+            due = self._pruner.due(self._table)
+            pruned = compaction.prune(self._table, due)
+            if due and not pruned.failed:
+                self._pruner.removed_below(due.stop)
+        return {
+            "gone_rows_deleted": gone,
+            "rows": int(self._table.count_rows()),
+            "fragments_rewritten": rewritten,
+            "versions_removed": pruned.versions,
+        }
+
+    @_guarded
+    def erase_deleted(self) -> Erasure:
+        """Make deleted rows unreadable on disk: rewrite every fragment holding one, then
+        remove every version older than that rewrite (and the files only they reference).
+
+        Readers still on a removed version, in this process or another replica, retry on
+        the latest (see :func:`_guarded`). Files of Lance transactions that failed are
+        not "verified" as unused and stay until ``nmafc erase`` (LanceDB keeps them for
+        7 days, since they may belong to a commit in progress).
+        """
+        with self._compacting:
+            self._erasure_owed = True  # until it succeeds
+            rewritten = compaction.compact(
+                self._table, self._committing, target_rows=self.policy.target_rows, threshold=0.0
+            )
+            latest = int(self._table.version)
+            pruned = compaction.prune(self._table, self._pruner.below(self._table, latest))
+            if not pruned.failed:
+                self._pruner.removed_below(latest)
+                self._erasure_owed = False
+        return compaction.erasure(rewritten, pruned, unverified_kept=True)
+
+    @_guarded
+    def erase_all(self) -> Erasure:
+        """The offline erasure of ``nmafc erase``: as :meth:`erase_deleted`, and also the
+        files of failed transactions. Only safe while no other process uses the table."""
+        with self._compacting:
+            gone = int(self._table.count_rows(f"state = '{GONE}'"))
+            if gone:
+                self._table.delete(f"state = '{GONE}'")
+            rewritten = compaction.compact(
+                self._table, self._committing, target_rows=self.policy.target_rows, threshold=0.0
+            )
+            latest = int(self._table.version)
+            below = self._pruner.below(self._table, latest)
+            pruned = compaction.prune(self._table, below, delete_unverified=True)
+            if not pruned.failed:
+                self._pruner.removed_below(latest)
+        return compaction.erasure(rewritten, pruned, unverified_kept=False)
 
     def _live_row(self, record: MemoryRecord, vector: Vector, seq: int) -> dict[str, Any]:
         if vector.shape != (self.dim,):
@@ -394,9 +530,11 @@ def _reading() -> Iterator[None]:
     try:
         yield
     except OSError as exc:
+        if compaction.is_stale_read(exc):
+            raise  # a pruned version: the guarded call retries on the latest
         raise StoreUnavailable(f"The Hot store cannot be read: {exc}.") from exc
     except RuntimeError as exc:  # lance reports object-store errors as RuntimeError
-        if "LanceError(IO)" not in str(exc):
+        if "LanceError(IO)" not in str(exc) or compaction.is_stale_read(exc):
             raise
         raise StoreUnavailable(f"The Hot store cannot be read: {exc}.") from exc
 

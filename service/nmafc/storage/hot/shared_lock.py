@@ -10,6 +10,7 @@ events) are short and rare by comparison.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import TracebackType
@@ -49,17 +50,33 @@ class SharedLock:
                 self._state.notify_all()
 
     @contextmanager
-    def exclusive(self) -> Iterator[None]:
+    def exclusive(self, timeout_s: float | None = None) -> Iterator[bool]:
+        """Hold the lock alone; yields False (without it) if ``timeout_s`` passed first.
+
+        A writer that gives up stops holding back readers, so a bounded wait delays them
+        at most ``timeout_s``.
+        """
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._state:
             self._writers_waiting += 1
             try:
                 while self._writing or self._readers:
-                    self._state.wait()
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        break
+                    self._state.wait(left)
+                acquired = not (self._writing or self._readers)
             finally:
                 self._writers_waiting -= 1
-            self._writing = True
+                if not self._writers_waiting:
+                    self._state.notify_all()
+            if acquired:
+                self._writing = True
+        if not acquired:
+            yield False
+            return
         try:
-            yield
+            yield True
         finally:
             with self._state:
                 self._writing = False

@@ -31,6 +31,10 @@ from nmafc.storage.hot.top_k import best_rows
 Vector = npt.NDArray[np.float32]
 _RECORD_OVERHEAD_BYTES = 600  # rough size of a record object with its strings and indexes
 _POSTING_BYTES = 184  # one (term, row) entry of the keyword index and its cached arrays
+# Rows a new set starts with (capacity doubles as it grows). Most scopes are small, and
+# a cache holds thousands of them: 64 rows of 384 floats were 96 KiB of zeros per scope,
+# most of a server's RSS growth as conversations accumulated.
+_INITIAL_ROWS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +59,8 @@ class WorkingSet:
         self._row_of: dict[str, int] = {}
         self._ids: list[str | None] = []
         self._free: list[int] = []
-        self._matrix = np.zeros((64, dim), dtype=np.float32)
-        self._alive = np.zeros(64, dtype=bool)
+        self._matrix = np.zeros((_INITIAL_ROWS, dim), dtype=np.float32)
+        self._alive = np.zeros(_INITIAL_ROWS, dtype=bool)
         self._keywords = KeywordIndex()
         self.lock = SharedLock()  # `with lock:` reads; apply() takes it exclusive
         # Large sets are scanned through an int8 copy first (exact, see int8_scan).
