@@ -433,6 +433,28 @@ export interface components {
              */
             w_prune: number;
         };
+        /** ErasureOut */
+        ErasureOut: {
+            /**
+             * Complete
+             * @description Every file the store tracks that held the purged bytes was rewritten or removed (WAL archives and backups are the operator's). False: `note` says what remains and what removes it (e.g. `nmafc erase`).
+             */
+            complete: boolean;
+            /**
+             * Counts
+             * @description What the steps did (fragments, versions, ms).
+             */
+            counts: {
+                [key: string]: number;
+            };
+            /** Note */
+            note: string | null;
+            /**
+             * Steps
+             * @description Physical steps taken after the delete, e.g. `secure_delete`, `fts_optimize`, `wal_truncate` (SQLite), `vacuum` (PostgreSQL), `compacted`, `old_versions_removed` (LanceDB).
+             */
+            steps: string[];
+        };
         /** EventOut */
         EventOut: {
             /** Agent Id */
@@ -787,6 +809,13 @@ export interface components {
              */
             cold: {
                 [key: string]: number;
+            };
+            /**
+             * Erased
+             * @description How each store (`cold`, `hot`) erased the deleted rows physically.
+             */
+            erased: {
+                [key: string]: components["schemas"]["ErasureOut"];
             };
             /**
              * Hot Rows
