@@ -56,8 +56,16 @@ def serve(
         from nmafc.cli.workers import serve_workers
 
         return serve_workers(settings)
+    tune_process(settings)
     uvicorn.run(create_app(settings), **uvicorn_options(settings))
     return 0
+
+
+def tune_process(settings: Settings) -> None:
+    """What a server process, and only a server process, changes in itself before it starts."""
+    from nmafc.runtime import malloc
+
+    malloc.tune(settings.server.malloc_arenas, settings.server.malloc_trim_s)
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
