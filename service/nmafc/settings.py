@@ -96,21 +96,23 @@ class HotSettings(BaseModel):
         description="RAM for per-scope working-set caches (vectors, metadata, keyword "
         "postings); 0 disables the cache and every vector search goes to LanceDB.",
     )
-    blas_threads: int = Field(
-        1,
+    blas_threads: int | None = Field(
+        None,
         ge=0,
-        description="Threads NumPy's BLAS may use for working-set scans (process-wide). 1: "
-        "OpenBLAS helper threads busy-wait between calls, burning a core for a few ms saved "
-        "per scan; 0 keeps the library's default (one per core).",
+        description="Threads NumPy's BLAS may use for working-set scans (process-wide). "
+        "Unset: 1 in `nmafc serve` (OpenBLAS helper threads busy-wait between calls, burning "
+        "a core for a few ms saved per scan), the host's own setting in a process that "
+        "embeds the library; 0 keeps the BLAS library's default (one per core).",
     )
-    gc_freeze_every: int = Field(
-        10_000,
+    gc_freeze_every: int | None = Field(
+        None,
         ge=0,
         description="After every this many records loaded into working sets, move the "
         "process's objects out of Python's full garbage collections (gc.freeze, process-wide):"
         " at 10^5 records a full collection otherwise stalls every request for ~0.15 s "
         "several times a minute. Objects alive at that moment that later become reference "
-        "cycles are never freed, hence not at every load. 0: never freeze.",
+        "cycles are never freed, hence not at every load. Unset: 10,000 in `nmafc serve`, "
+        "never in a process that embeds the library; 0: never.",
     )
     int8_scan_min_rows: int = Field(
         8192,

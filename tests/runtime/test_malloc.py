@@ -36,8 +36,9 @@ def test_the_library_leaves_its_host_allocator_alone(tmp_path: Path) -> None:
     from nmafc import SyncMemory
     from nmafc.settings import Settings
 
+    trimmers = sum(t.name == "nmafc-malloc-trim" for t in threading.enumerate())
     with SyncMemory("agent", "c1", settings=Settings(data_dir=tmp_path)) as memory:
         memory.remember(["I moved to Lisbon in May."])
         memory.recall("Where do I live?")
-        names = {t.name for t in threading.enumerate()}
-    assert "nmafc-malloc-trim" not in names
+        during = sum(t.name == "nmafc-malloc-trim" for t in threading.enumerate())
+    assert during == trimmers

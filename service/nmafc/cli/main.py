@@ -271,6 +271,9 @@ def error_catalogue() -> str:
 
 def _eval_locomo(args: argparse.Namespace) -> int:
     from nmafc.evaluation.runner import run_locomo
+    from nmafc.runtime import prepare_server_process
+
+    prepare_server_process(Settings())  # scored as a server computes (one BLAS thread)
 
     run_locomo(
         args.data,
@@ -286,6 +289,9 @@ def _eval_locomo(args: argparse.Namespace) -> int:
 
 def _eval_longmemeval(args: argparse.Namespace) -> int:
     from nmafc.evaluation.runner import run_longmemeval
+    from nmafc.runtime import prepare_server_process
+
+    prepare_server_process(Settings())  # scored as a server computes (one BLAS thread)
 
     run_longmemeval(
         args.data,

@@ -25,6 +25,7 @@ def serve(
 
     from nmafc.api import create_app
     from nmafc.api.logs import configure_logging
+    from nmafc.runtime import prepare_server_process
     from nmafc.web import BUILD_HINT, dashboard_built
 
     server = settings.server.model_copy(
@@ -56,16 +57,9 @@ def serve(
         from nmafc.cli.workers import serve_workers
 
         return serve_workers(settings)
-    tune_process(settings)
+    settings = prepare_server_process(settings)
     uvicorn.run(create_app(settings), **uvicorn_options(settings))
     return 0
-
-
-def tune_process(settings: Settings) -> None:
-    """What a server process, and only a server process, changes in itself before it starts."""
-    from nmafc.runtime import malloc
-
-    malloc.tune(settings.server.malloc_arenas, settings.server.malloc_trim_s)
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:

@@ -29,7 +29,6 @@ from nmafc.embedding.base import Embedder
 from nmafc.embedding.factory import create_embedder
 from nmafc.embedding.tokens import default_counter
 from nmafc.engine.archive import Archive
-from nmafc.engine.blas import limit_blas_threads
 from nmafc.engine.context import EngineContext, Listener
 from nmafc.engine.history import History, PurgeReceipt, RecordHistory, RollbackResult
 from nmafc.engine.hot_tier import HotTier
@@ -92,9 +91,8 @@ class MemoryEngine:
     ) -> None:
         self.settings = settings
         self.embedder = embedder
-        limit_blas_threads(settings.hot.blas_threads)
         cache_bytes = settings.hot.cache_max_mb * 1024 * 1024
-        freeze = settings.hot.gc_freeze_every
+        freeze = settings.hot.gc_freeze_every or 0  # None: the host's collector left alone
         self.ctx = EngineContext(
             settings=settings,
             cold=cold,

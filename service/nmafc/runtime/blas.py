@@ -1,4 +1,4 @@
-"""How many threads NumPy's BLAS may use: one by default, set once per process.
+"""How many threads NumPy's BLAS may use in a server process: one by default.
 
 OpenBLAS runs any matrix-vector product over more than a few dozen rows on every core, and
 after the call its helper threads busy-wait (about 0.1 s) for more work. A recall scans a
