@@ -115,7 +115,9 @@ class MemoryEngine:
             decay=settings.decay.params(),
             batching=RecallBatching(embedder, settings.hot.recall_batch_max),
         )
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nmafc-recall")
+        # A recall's Cold lists (keyword, turns, dated turns) run here while its query is
+        # embedded and scanned: not the server's per-request pool (api.state.RecallThreads).
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nmafc-cold-lists")
         self._writes = Writes(self.ctx)
         self._recall = Recall(self.ctx, self._pool, default_counter().count, self._writes.reinforce)
         self._maintenance = Maintenance(self.ctx)
