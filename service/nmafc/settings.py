@@ -94,7 +94,8 @@ class HotSettings(BaseModel):
         1024,
         ge=0,
         description="RAM for per-scope working-set caches (vectors, metadata, keyword "
-        "postings); 0 disables the cache and every vector search goes to LanceDB.",
+        "postings); 0 disables the cache: every search goes to the stores (vectors to LanceDB, "
+        "keywords to the Cold ROM), nothing is loaded, and the entity-graph list is left out.",
     )
     blas_threads: int | None = Field(
         None,

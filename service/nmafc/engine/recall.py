@@ -237,14 +237,16 @@ class Recall:
         them. An agent-wide recall never loads one: it scans the sets RAM holds as fresh
         as the log, and searches the rest of the agent at once (LanceDB for live facts,
         the Cold ROM for keywords and the archive), so its cost does not grow with a load
-        per conversation. History is searched in the Cold ROM alone.
+        per conversation. With the cache off a conversation is searched the same way: a
+        set loaded for one recall and dropped would cost a full read of the scope each
+        time. History is searched in the Cold ROM alone.
         """
         if history:
             return _Reach([], [], live_elsewhere=False, archive_elsewhere=False)
         # With pgvector the database searches the archive; otherwise a RAM index does.
         archive_in_ram = options.include_archived and not self.ctx.cold.vector_search
         in_cold = options.include_archived and not archive_in_ram
-        if isinstance(scope, Scope):
+        if isinstance(scope, Scope) and self.ctx.hot.cache.enabled:
             live = [self.ctx.hot.working_set(row) for row in rows]
             archives = [self.ctx.archive.index(row) for row in rows] if archive_in_ram else []
             return _Reach(live, archives, live_elsewhere=False, archive_elsewhere=in_cold)
