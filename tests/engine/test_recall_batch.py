@@ -15,8 +15,8 @@ from nmafc.embedding.base import Embedder, Vectors
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions, RecallResult
 from nmafc.engine.recall_batch import RecallBatching, Scan, scan_batch
+from nmafc.index.working_set import Update, WorkingSet
 from nmafc.settings import Settings
-from nmafc.storage.hot.working_set import Update, WorkingSet
 from tests.conftest import _Shared
 from tests.core.factories import record
 

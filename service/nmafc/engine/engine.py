@@ -40,12 +40,12 @@ from nmafc.engine.recall_batch import RecallBatching
 from nmafc.engine.snapshot import Snapshots
 from nmafc.engine.writes import WriteResult, Writes
 from nmafc.errors import MemoryNotFound, StoreUnavailable
+from nmafc.index.working_set import WorkingSetCache
 from nmafc.settings import Settings
 from nmafc.storage.cold import ColdStore
 from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot.compaction import CompactionPolicy
 from nmafc.storage.hot.lance import HotStore, storage_options
-from nmafc.storage.hot.working_set import WorkingSetCache
 
 log = logging.getLogger(__name__)
 

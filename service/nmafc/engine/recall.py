@@ -36,9 +36,9 @@ from nmafc.core.turns import Turn
 from nmafc.engine import candidates as lists
 from nmafc.engine.context import EngineContext
 from nmafc.errors import InvalidInput, StoreUnavailable
+from nmafc.index.working_set import Vector, WorkingSet
 from nmafc.storage.cold import ScopeRow
 from nmafc.storage.cold.keyword import VALID_ONLY, FactFilter
-from nmafc.storage.hot.working_set import Vector, WorkingSet
 
 log = logging.getLogger(__name__)
 

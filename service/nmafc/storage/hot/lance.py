@@ -27,11 +27,11 @@ from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.tiers import parse_tier
 from nmafc.errors import EmbeddingModelMismatch, StoreNotWritable, StoreUnavailable
+from nmafc.rwlock import SharedLock
 from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot import compaction
 from nmafc.storage.hot.compaction import CompactionPolicy, Pruner
 from nmafc.storage.hot.guard import HotGuard
-from nmafc.storage.hot.shared_lock import SharedLock
 
 P = ParamSpec("P")
 T = TypeVar("T")

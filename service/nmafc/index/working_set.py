@@ -23,10 +23,10 @@ import numpy.typing as npt
 from nmafc.core.keyword import tie_key
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import Scope
-from nmafc.storage.hot.int8_scan import Int8Scan
-from nmafc.storage.hot.keyword_index import KeywordIndex
-from nmafc.storage.hot.shared_lock import SharedLock
-from nmafc.storage.hot.top_k import best_rows
+from nmafc.index.int8_scan import Int8Scan
+from nmafc.index.keyword_index import KeywordIndex
+from nmafc.index.top_k import best_rows
+from nmafc.rwlock import SharedLock
 
 Vector = npt.NDArray[np.float32]
 _RECORD_OVERHEAD_BYTES = 600  # rough size of a record object with its strings and indexes

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from nmafc.core.scope import Scope
-from nmafc.storage.hot.top_k import best_rows
-from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
+from nmafc.index.top_k import best_rows
+from nmafc.index.working_set import Update, WorkingSet, WorkingSetCache
 from tests.core.factories import record
 
 DIM = 8
