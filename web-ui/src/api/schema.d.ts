@@ -433,6 +433,28 @@ export interface components {
              */
             w_prune: number;
         };
+        /** ErasureOut */
+        ErasureOut: {
+            /**
+             * Complete
+             * @description Every file the store tracks that held the purged bytes was rewritten or removed (WAL archives and backups are the operator's). False: `note` says what remains and what removes it (e.g. `nmafc erase`).
+             */
+            complete: boolean;
+            /**
+             * Counts
+             * @description What the steps did (fragments, versions, ms).
+             */
+            counts: {
+                [key: string]: number;
+            };
+            /** Note */
+            note: string | null;
+            /**
+             * Steps
+             * @description Physical steps taken after the delete, e.g. `secure_delete`, `fts_optimize`, `wal_truncate` (SQLite), `vacuum` (PostgreSQL), `compacted`, `old_versions_removed` (LanceDB).
+             */
+            steps: string[];
+        };
         /** EventOut */
         EventOut: {
             /** Agent Id */
@@ -789,6 +811,13 @@ export interface components {
                 [key: string]: number;
             };
             /**
+             * Erased
+             * @description How each store (`cold`, `hot`) erased the deleted rows physically.
+             */
+            erased: {
+                [key: string]: components["schemas"]["ErasureOut"];
+            };
+            /**
              * Hot Rows
              * @description Rows deleted from the Hot store.
              */
@@ -1073,7 +1102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ready"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1168,7 +1197,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description The upstream LLM is rate limiting; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1186,7 +1215,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1263,7 +1292,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1328,7 +1366,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1426,7 +1473,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1518,7 +1574,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1609,7 +1674,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1701,7 +1775,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1793,7 +1876,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1887,7 +1979,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1978,7 +2079,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2082,7 +2192,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2176,7 +2295,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2214,7 +2342,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description The upstream LLM is rate limiting; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2232,7 +2360,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2290,7 +2418,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2354,7 +2482,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
