@@ -347,6 +347,34 @@ class ServerSettings(BaseModel):
     retry_after_s: int = Field(
         5, ge=1, description="Retry-After seconds sent with 503 when a store is unreachable."
     )
+    request_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="Deadline of one search, write or chat recall, from its arrival: past it "
+        "the work stops at its next step (a write not yet committed is not committed) and "
+        "the request is answered 503 request_timeout with Retry-After.",
+    )
+    agent_max_concurrent: int = Field(
+        8,
+        ge=1,
+        description="Heavy requests (searches, writes, agent-wide stats, chat) one agent may "
+        "have in flight per server process; more are answered 429 agent_busy with "
+        "Retry-After, so one tenant cannot take every thread while others wait.",
+    )
+    keep_alive_s: int = Field(
+        5, ge=1, description="An idle keep-alive connection is closed after this many seconds."
+    )
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="A connection has this long to send a request's headers (after it "
+        "opens, or after its previous response); one that stalls midway is closed.",
+    )
+    docs: bool = Field(
+        True,
+        description="Serve /docs, /redoc and /openapi.json without a key (the schema holds "
+        "no tenant data); false answers them 404.",
+    )
     malloc_arenas: int = Field(
         2,
         ge=0,

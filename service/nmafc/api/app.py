@@ -23,6 +23,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from nmafc import __version__
 from nmafc.api.errors import install_error_handlers
+from nmafc.api.limits import Admission
 from nmafc.api.metrics import Metrics
 from nmafc.api.middleware import RequestContext
 from nmafc.api.routes import chat, events, health, live, memories, scopes
@@ -74,8 +75,11 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
             services = tuple(declared_services(engine, settings))
             recall_threads = RecallThreads(settings.server.recall_concurrency)
             provider = create_provider(settings.llm) if llm_configured(settings.llm) else None
+            admission = Admission(
+                settings.server.agent_max_concurrent, settings.server.request_timeout_s
+            )
             state = AppState(
-                settings, engine, auth, hub, metrics, services, recall_threads, provider
+                settings, engine, auth, hub, metrics, services, recall_threads, admission, provider
             )
             stop_preload = threading.Event()
             try:
@@ -106,6 +110,10 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        # Public when on: the schema describes routes, never a tenant's data.
+        docs_url="/docs" if settings.server.docs else None,
+        redoc_url="/redoc" if settings.server.docs else None,
+        openapi_url="/openapi.json" if settings.server.docs else None,
     )
     install_error_handlers(app, settings.server.retry_after_s)
     for module in (memories, events, scopes, chat, health, live):

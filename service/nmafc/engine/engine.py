@@ -14,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nmafc.core.decay import weight_at
+from nmafc import deadline
+from nmafc.core.decay import decayed_weight
 from nmafc.core.events import Event
 from nmafc.core.extraction import Extractor, VerbatimExtractor
 from nmafc.core.extraction.rule_based import ExtractionConfig, RuleExtractor
@@ -291,6 +292,8 @@ class MemoryEngine:
             return dict(working.records)
 
     def stats(self, scope: AnyScope) -> Stats:
+        """Counts and weights of a conversation or an agent, by queries on the Cold ROM."""
+        deadline.check("before stats")
         with self.ctx.cold.read() as session:
             rows = (
                 [session.scopes.get(scope)]
@@ -302,15 +305,21 @@ class MemoryEngine:
             invalidated = session.facts.count_invalid(scope)
             turns = session.turns.count(scope)
             events = session.events.counts_by_kind(scope)
-        weights: list[float] = []
-        for row in present:
-            working = self.ctx.hot.working_set(row)
-            now = self.ctx.clock(row.turn)
-            with working.lock:
-                weights += [weight_at(r, now, self.ctx.decay) for r in working.records.values()]
-        histogram = [0] * 10
-        for w in weights:
-            histogram[min(9, int(w * 10))] += 1
+            # Weights from the Cold ROM's rows, streamed: never a working set loaded for
+            # this (an agent-wide stats once loaded every conversation's, one by one).
+            clocks = {row.pk: self.ctx.clock(row.turn) for row in present}
+            histogram, total, weighed = [0] * 10, 0.0, 0
+            for terms in session.facts.decay_terms(scope):
+                if weighed % 4096 == 0:
+                    deadline.check("while weighing records")
+                now = clocks.get(terms.scope_pk)
+                if now is None:
+                    continue
+                w = decayed_weight(
+                    terms.weight0, terms.anchor_turn, terms.tier, terms.k, now, self.ctx.decay
+                )
+                histogram[min(9, int(w * 10))] += 1
+                total, weighed = total + w, weighed + 1
         return Stats(
             scope=str(scope),
             turn=max((r.turn for r in present), default=0.0),
@@ -319,7 +328,7 @@ class MemoryEngine:
             turns=turns,
             events=events,
             hot_rows=self.ctx.hot.store.count(scope),
-            mean_weight=sum(weights) / len(weights) if weights else None,
+            mean_weight=total / weighed if weighed else None,
             weight_histogram=histogram,
         )
 

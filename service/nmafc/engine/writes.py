@@ -9,6 +9,7 @@ from datetime import datetime
 
 import numpy as np
 
+from nmafc import deadline
 from nmafc.core.decay import with_expiry
 from nmafc.core.entities import slugify
 from nmafc.core.events import EventKind
@@ -72,6 +73,7 @@ class Writes:
         # Before extraction: "yesterday" in an undated reply resolves against its dated call.
         messages = dated(messages, received)
         drafts = self.ctx.extractor.extract(messages)
+        deadline.check("after extracting facts")
         vectors = self._vectors_for(drafts)
 
         def build(session: ColdSession, row: ScopeRow) -> tuple[ChangeSet, WriteResult | None]:

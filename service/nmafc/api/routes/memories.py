@@ -14,7 +14,6 @@ from fastapi import APIRouter, Depends, Path, Query, Response
 from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import (
     EngineDep,
-    MetricsDep,
     ReachQuery,
     StateDep,
     TenantDep,
@@ -46,7 +45,7 @@ from nmafc.engine.recall import RecallOptions, RecallResult
 router = APIRouter(
     prefix="/v1/memories",
     tags=["memories"],
-    responses=problem_responses(400, 401, 404, 413, 415, 422, 503),
+    responses=problem_responses(400, 401, 404, 413, 415, 422, 429, 503),
     dependencies=[Depends(strict_query)],
     route_class=CheckedBodyRoute,
 )
@@ -55,19 +54,19 @@ MemoryId = Annotated[UUID, Path(description="A memory's id.")]
 
 
 @router.post("", status_code=201, response_model=AddResult)
-async def add_memories(
-    body: AddMemories, tenant: TenantDep, engine: EngineDep, metrics: MetricsDep
-) -> AddResult:
+async def add_memories(body: AddMemories, tenant: TenantDep, state: StateDep) -> AddResult:
     """Remember conversation messages (facts are extracted) or store explicit facts."""
+    engine, metrics = state.engine, state.metrics
     started = time.perf_counter()
-    if isinstance(body, AddMessages):
-        kind, count = "messages", len(body.messages)
-        messages = [m.to_message() for m in body.messages]
-        result = await run_sync(engine.remember, tenant.scope, messages)
-    else:
-        kind, count = "facts", len(body.facts)
-        drafts = [f.to_draft() for f in body.facts]
-        result = await run_sync(engine.ingest, tenant.scope, drafts)
+    with state.admission.heavy(tenant.agent_id):
+        if isinstance(body, AddMessages):
+            kind, count = "messages", len(body.messages)
+            messages = [m.to_message() for m in body.messages]
+            result = await run_sync(engine.remember, tenant.scope, messages)
+        else:
+            kind, count = "facts", len(body.facts)
+            drafts = [f.to_draft() for f in body.facts]
+            result = await run_sync(engine.ingest, tenant.scope, drafts)
     metrics.ingested.labels(kind).inc(count)
     metrics.ingest_seconds.labels(kind).observe(time.perf_counter() - started)
     return AddResult.of(result)
@@ -92,7 +91,8 @@ async def search_memories(
     )
     started = time.perf_counter()
     recall = partial(_recall_json, engine.recall, tenant.reach(body.scope), body.query, options)
-    hits, payload = await state.recall_threads.run(recall)  # FIFO, bounded
+    with state.admission.heavy(tenant.agent_id):
+        hits, payload = await state.recall_threads.run(recall)  # FIFO, bounded
     metrics.recalls.labels(body.scope).inc()
     metrics.recall_seconds.labels(body.scope).observe(time.perf_counter() - started)
     metrics.recall_hits.observe(hits)
