@@ -26,7 +26,7 @@ from nmafc.engine.engine import RecordPage, Stats
 from nmafc.engine.history import PurgeReceipt, RecordHistory, RollbackResult
 from nmafc.engine.recall import Hit, RecallResult
 from nmafc.engine.writes import WriteResult
-from nmafc.settings import DecaySettings
+from nmafc.settings.memory_model import DecaySettings
 from nmafc.storage.erasure import Erasure
 
 
