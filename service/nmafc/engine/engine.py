@@ -45,7 +45,8 @@ from nmafc.settings import Settings
 from nmafc.storage.cold import ColdStore
 from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot.compaction import CompactionPolicy
-from nmafc.storage.hot.lance import HotStore, storage_options
+from nmafc.storage.hot.lance import HotStore
+from nmafc.storage.hot.s3 import storage_options
 from nmafc.storage.hot.working_set import WorkingSetCache
 
 log = logging.getLogger(__name__)
