@@ -26,7 +26,6 @@ from nmafc.api.errors import install_error_handlers
 from nmafc.api.metrics import Metrics
 from nmafc.api.middleware import RequestContext
 from nmafc.api.routes import chat, events, health, live, memories, scopes
-from nmafc.api.schemas import OpenAIError, Problem
 from nmafc.api.state import AppState, RecallThreads
 from nmafc.auth import Authenticator
 from nmafc.embedding.base import Embedder
@@ -37,6 +36,7 @@ from nmafc.providers import create_provider, llm_configured
 from nmafc.services import declared_services, run_services
 from nmafc.settings import Settings, load_settings
 from nmafc.web import dashboard_app
+from nmafc.wire import OpenAIError, Problem
 
 log = logging.getLogger("nmafc.api")
 

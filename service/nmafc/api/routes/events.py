@@ -8,10 +8,11 @@ from typing import Annotated
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Depends, Query
 
+from nmafc.api import converters
 from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import EngineDep, ReachQuery, SettingsDep, TenantDep, strict_query
 from nmafc.api.errors import problem_responses
-from nmafc.api.schemas import EventKindName, EventOut, EventPage, GraphOut, StatsOut
+from nmafc.wire import EventKindName, EventOut, EventPage, GraphOut, StatsOut
 
 router = APIRouter(
     prefix="/v1",
@@ -63,4 +64,4 @@ async def stats(
     scope: ReachQuery = "conversation",
 ) -> StatsOut:
     """Counts per tier, invalidations, turns, events, Hot rows, weights and decay constants."""
-    return StatsOut.of(await run_sync(engine.stats, tenant.reach(scope)), settings.decay)
+    return converters.stats_out(await run_sync(engine.stats, tenant.reach(scope)), settings.decay)
