@@ -56,7 +56,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, AppState]]:
         engine = await _open_engine(settings, embedder)
         try:
-            auth = Authenticator(settings, engine.ctx.cold)
+            auth = Authenticator(settings, engine.cold_store)
             warning = await run_sync(auth.check_exposure, settings.server.host)
             if warning:
                 log.warning("\n%s\n%s\n%s", "!" * 78, warning, "!" * 78)
@@ -64,7 +64,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
                 settings.live.queue_size, settings.live.max_connections, metrics.observe_live
             )
             tail = LogTail(
-                ColdEventLog(engine.ctx.cold),
+                ColdEventLog(engine.cold_store),
                 hub,
                 poll_s=settings.live.poll_interval_s,
                 gap_s=settings.live.gap_wait_s,

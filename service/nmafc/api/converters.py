@@ -17,7 +17,6 @@ from nmafc.engine.history import PurgeReceipt, RecordHistory, RollbackResult
 from nmafc.engine.recall import Hit, RecallResult
 from nmafc.engine.writes import WriteResult
 from nmafc.settings import DecaySettings
-from nmafc.storage.erasure import Erasure
 from nmafc.wire import (
     AddResult,
     AgentOut,
@@ -122,17 +121,16 @@ def rollback_out(r: RollbackResult) -> RollbackOut:
     )
 
 
-def erasure_out(e: Erasure) -> ErasureOut:
-    """How one store erased deleted rows physically."""
-    return ErasureOut(steps=list(e.steps), complete=e.complete, counts=dict(e.counts), note=e.note)
-
-
 def purge_receipt_out(r: PurgeReceipt) -> PurgeReceiptOut:
     """The receipt of a purge: rows deleted per store and how each erased them."""
     return PurgeReceiptOut(
         scope=r.scope, cold=dict(r.cold), hot_rows=r.hot_rows,
         tombstone_event_id=r.tombstone_event_id,
-        erased={store: erasure_out(e) for store, e in r.erased.items()},
+        erased={
+            store: ErasureOut(steps=list(e.steps), complete=e.complete, counts=dict(e.counts),
+                              note=e.note)
+            for store, e in r.erased.items()
+        },
     )  # fmt: skip
 
 
