@@ -5,9 +5,15 @@ from __future__ import annotations
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from nmafc.engine.blas import blas_threads, limit_blas_threads
+from nmafc.engine.blas import limit_blas_threads
 from nmafc.engine.engine import MemoryEngine
 from nmafc.settings import Settings
+
+
+def blas_threads() -> list[int]:
+    """The thread count of each BLAS library loaded in this process."""
+    controllers = ThreadpoolController().select(user_api="blas").lib_controllers
+    return [controller.num_threads for controller in controllers]
 
 
 def test_opening_an_engine_caps_blas_at_the_configured_thread_count(
