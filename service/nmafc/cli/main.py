@@ -9,9 +9,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from nmafc import errors
-from nmafc.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from nmafc.settings import Settings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -196,6 +199,8 @@ def _service() -> ModuleType:
 
 
 def _settings_from(args: argparse.Namespace) -> Settings:
+    from nmafc.settings import load_settings
+
     return load_settings(args.config)
 
 

@@ -11,6 +11,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from nmafc.core.retrieval import RetrievalConfig, preset
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.tiers import parse_tier
 from nmafc.core.turns import Message
+from nmafc.directory import Conversation, conversations
 from nmafc.embedding.base import Embedder
 from nmafc.embedding.factory import create_embedder
 from nmafc.embedding.tokens import default_counter
@@ -46,7 +48,8 @@ from nmafc.settings import Settings
 from nmafc.storage.cold import ColdStore
 from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot.compaction import CompactionPolicy
-from nmafc.storage.hot.lance import HotStore, storage_options
+from nmafc.storage.hot.lance import HotStore
+from nmafc.storage.hot.s3 import storage_options
 
 log = logging.getLogger(__name__)
 
@@ -433,6 +436,23 @@ class MemoryEngine:
 
     def import_snapshot(self, scope: Scope, path: Path) -> dict[str, int]:
         return self._snapshots.import_(scope, path)
+
+    # -- for what the service runs beside the engine ----------------------------------
+
+    def conversations(
+        self, agents: Sequence[str] | None, limit: int
+    ) -> tuple[list[Conversation], bool]:
+        """The conversations of ``agents`` (None: every agent), and whether ``limit`` cut them."""
+        return conversations(self.ctx.cold, agents, limit)
+
+    def lease(self, name: str) -> AbstractContextManager[bool]:
+        """Hold the named lease if no process (in any replica) does; yields whether it is held."""
+        return self.ctx.cold.lease(name)
+
+    @property
+    def cold_store(self) -> ColdStore:
+        """The Cold ROM, for the parts the lifespan wires beside the engine (keys, live tail)."""
+        return self.ctx.cold
 
     def close(self) -> None:
         try:
