@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import psutil
 
@@ -56,10 +55,3 @@ class PeakRss:
         while not self._stop.wait(self.every_s):
             self.peak = max(self.peak, self.now())
 
-
-def wait_until(predicate: object, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not callable(predicate) or not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.1)

@@ -33,7 +33,8 @@ def test_sigterm_with_a_long_write_in_flight_stops_within_30_s(
         "NMAFC_SERVER_WORKERS": str(workers),
         "NMAFC_SERVER_REQUEST_TIMEOUT_S": "900",
     }
-    service = NmafcProcess("serve", env, tmp_path / "serve.log").start()
+    # Workers start one after the other on a busy 2-core machine: give them time.
+    service = NmafcProcess("serve", env, tmp_path / "serve.log").start(timeout_s=300)
     try:
         assert service.process is not None
         family = [psutil.Process(service.process.pid)]
@@ -67,7 +68,7 @@ def test_sigterm_with_a_long_write_in_flight_stops_within_30_s(
     finally:
         service.kill()
     restarted = NmafcProcess("serve", {**env, "NMAFC_SERVER_WORKERS": "1"}, tmp_path / "again.log")
-    restarted.start()
+    restarted.start(timeout_s=300)
     try:
         listed = httpx.get(
             f"{restarted.url}/v1/memories", headers={"X-Agent-ID": "big"}, timeout=30
