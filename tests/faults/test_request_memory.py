@@ -21,8 +21,8 @@ from nmafc.testing.processes import NmafcProcess
 from .big_write import PeakRss, big_write_body
 
 pytestmark = pytest.mark.faults
-PEAK_FACTOR = 80  # measured 45 (docs/operations.md); 180 before
-RETAINED_FACTOR = 40  # measured 16
+PEAK_FACTOR = 100  # measured 45 and 64 (docs/operations.md); 180 before
+RETAINED_FACTOR = 40  # measured 16 and 19; 180 before
 
 
 def test_a_big_write_grows_memory_in_proportion_to_its_body(tmp_path: Path) -> None:
