@@ -116,7 +116,8 @@ def test_serve_answers_the_readme_walkthrough_verbatim(data_dir: Path) -> None:
         out = walk.stdout
         assert "shellfish" in out
         assert DATED_LINE.search(out)  # the context is dated memory
-        assert "['add', 'update']" in out  # history: the add and the edit
+        # History: the add, the search's use of the fact (it answered the question), the edit.
+        assert "['add', 'reinforce', 'update']" in out
         assert '"removed":1' in out  # rollback undid the second message
         assert '"scope":"support-bot/alice"' in out  # purge receipt
         denied = httpx.get(f"http://127.0.0.1:{port}/v1/stats", headers={"X-Agent-ID": "x"})

@@ -110,17 +110,19 @@ def test_concurrent_first_recalls_of_a_scope_load_it_once(
     assert engine.ctx.archive.loads == archive_loads + 1
 
 
-def test_with_the_cache_off_every_recall_reads_the_scope_afresh(
+def test_with_the_cache_off_a_recall_searches_the_stores_and_loads_nothing(
     settings: Settings, shared_embedder: object, scope: Scope
 ) -> None:
     off = settings.model_copy(update={"hot": settings.hot.model_copy(update={"cache_max_mb": 0})})
     engine = MemoryEngine.open(off, embedder=shared_embedder)  # type: ignore[arg-type]
     try:
-        engine.remember(scope, [say("I keep bees.")])
-        loads = engine.ctx.hot.loads
+        engine.remember(scope, [say("I keep bees on the roof."), say("My car is red.")])
         for _ in range(3):
-            assert engine.recall(scope, "bees", RecallOptions(reinforce=False)).hits
-        assert engine.ctx.hot.loads == loads + 3
+            found = engine.recall(scope, "Where are the bees?", RecallOptions(reinforce=False))
+            assert "bees" in found.hits[0].content
+            assert "bees on the roof" in found.context
+        assert engine.ctx.hot.loads == 0
+        assert engine.ctx.archive.loads == 0
         assert engine.ctx.hot.cache.nbytes() == 0
     finally:
         engine.close()

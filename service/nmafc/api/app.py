@@ -27,7 +27,6 @@ from nmafc.api.limits import Admission
 from nmafc.api.metrics import Metrics
 from nmafc.api.middleware import RequestContext
 from nmafc.api.routes import chat, events, health, live, memories, scopes
-from nmafc.api.schemas import OpenAIError, Problem
 from nmafc.api.state import AppState, RecallThreads
 from nmafc.auth import Authenticator
 from nmafc.embedding.base import Embedder
@@ -38,6 +37,7 @@ from nmafc.providers import create_provider, llm_configured
 from nmafc.services import declared_services, run_services
 from nmafc.settings import Settings, load_settings
 from nmafc.web import dashboard_app
+from nmafc.wire import OpenAIError, Problem
 
 log = logging.getLogger("nmafc.api")
 
@@ -57,7 +57,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, AppState]]:
         engine = await _open_engine(settings, embedder)
         try:
-            auth = Authenticator(settings, engine.ctx.cold)
+            auth = Authenticator(settings, engine.cold_store)
             warning = await run_sync(auth.check_exposure, settings.server.host)
             if warning:
                 log.warning("\n%s\n%s\n%s", "!" * 78, warning, "!" * 78)
@@ -65,7 +65,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
                 settings.live.queue_size, settings.live.max_connections, metrics.observe_live
             )
             tail = LogTail(
-                ColdEventLog(engine.ctx.cold),
+                ColdEventLog(engine.cold_store),
                 hub,
                 poll_s=settings.live.poll_interval_s,
                 gap_s=settings.live.gap_wait_s,

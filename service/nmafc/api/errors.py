@@ -19,7 +19,6 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from nmafc.api.logs import request_id_var
-from nmafc.api.schemas import OpenAIError, OpenAIErrorDetail, Problem
 from nmafc.errors import (
     AgentBusy,
     MalformedRequest,
@@ -36,6 +35,7 @@ from nmafc.errors import (
     TooManyConnections,
     Unauthorized,
 )
+from nmafc.wire import OpenAIError, OpenAIErrorDetail, Problem
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger(__name__)

@@ -26,6 +26,7 @@ from nmafc.core.tiers import Tier
 from nmafc.embedding.factory import create_embedder
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions
+from nmafc.runtime import prepare_server_process
 from nmafc.settings import Settings
 
 TOPICS = [
@@ -85,10 +86,13 @@ def run(sizes: list[int], out: Path, queries: int = 300) -> dict[str, Any]:
 
 def measure(size: int, data_dir: str, queries: int) -> dict[str, Any]:
     """One size, in this process: load, maintain, recall."""
-    settings = Settings(
-        data_dir=Path(data_dir),
-        hot={"cache_max_mb": 8192},
-        consolidation={"inline": False},
+    # The process stands in for a server's: tuned as one (BLAS threads, heap freezing).
+    settings = prepare_server_process(
+        Settings(
+            data_dir=Path(data_dir),
+            hot={"cache_max_mb": 8192},
+            consolidation={"inline": False},
+        )
     )
     embedder = create_embedder(settings.embedding, cache_dir=settings.resolved_cache_dir())
     engine = MemoryEngine.open(settings, embedder=embedder)

@@ -9,9 +9,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from nmafc import errors
-from nmafc.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from nmafc.settings import Settings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -196,6 +199,8 @@ def _service() -> ModuleType:
 
 
 def _settings_from(args: argparse.Namespace) -> Settings:
+    from nmafc.settings import load_settings
+
     return load_settings(args.config)
 
 
@@ -271,6 +276,9 @@ def error_catalogue() -> str:
 
 def _eval_locomo(args: argparse.Namespace) -> int:
     from nmafc.evaluation.runner import run_locomo
+    from nmafc.runtime import prepare_server_process
+
+    prepare_server_process(Settings())  # scored as a server computes (one BLAS thread)
 
     run_locomo(
         args.data,
@@ -286,6 +294,9 @@ def _eval_locomo(args: argparse.Namespace) -> int:
 
 def _eval_longmemeval(args: argparse.Namespace) -> int:
     from nmafc.evaluation.runner import run_longmemeval
+    from nmafc.runtime import prepare_server_process
+
+    prepare_server_process(Settings())  # scored as a server computes (one BLAS thread)
 
     run_longmemeval(
         args.data,

@@ -28,6 +28,7 @@ def serve(
 
     from nmafc.api import create_app
     from nmafc.api.logs import configure_logging
+    from nmafc.runtime import prepare_server_process
     from nmafc.web import BUILD_HINT, dashboard_built
 
     server = settings.server.model_copy(
@@ -59,6 +60,7 @@ def serve(
         from nmafc.cli.workers import serve_workers
 
         return serve_workers(settings)
+    settings = prepare_server_process(settings)
     uvicorn.run(create_app(settings), **uvicorn_options(settings))
     return 0
 

@@ -136,7 +136,9 @@ def run_worker(settings: Settings, channel: socket.socket, closed: c_int64) -> N
     from nmafc.api import create_app
     from nmafc.api.logs import configure_logging
     from nmafc.cli.service import uvicorn_options
+    from nmafc.runtime import prepare_server_process
 
+    settings = prepare_server_process(settings)
     configure_logging(settings.server.log_format, settings.server.log_level)
     config = uvicorn.Config(create_app(settings), **uvicorn_options(settings))
     worker = HandedConnectionsServer(config, channel, closed)

@@ -16,8 +16,8 @@ from nmafc.core.lifecycle import is_decayed
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.engine.fresh_sets import FreshSets
+from nmafc.index.working_set import Update, WorkingSet, WorkingSetCache
 from nmafc.storage.cold import ColdStore, ScopeRow
-from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
 
 
 class Archive:

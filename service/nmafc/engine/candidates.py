@@ -21,10 +21,10 @@ from nmafc.core.retrieval import RetrievalConfig
 from nmafc.core.scope import AnyScope
 from nmafc.core.text import keyword_terms, overlap
 from nmafc.core.turns import Turn
+from nmafc.index.working_set import WorkingSet
 from nmafc.storage.cold import ColdStore
 from nmafc.storage.cold.keyword import VALID_ONLY, FactFilter
 from nmafc.storage.hot.lance import HotStore
-from nmafc.storage.hot.working_set import WorkingSet
 
 Vector = npt.NDArray[np.float32]
 Hits = list[tuple[str, float]]

@@ -11,6 +11,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,11 +27,11 @@ from nmafc.core.retrieval import RetrievalConfig, preset
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.tiers import parse_tier
 from nmafc.core.turns import Message
+from nmafc.directory import Conversation, conversations
 from nmafc.embedding.base import Embedder
 from nmafc.embedding.factory import create_embedder
 from nmafc.embedding.tokens import default_counter
 from nmafc.engine.archive import Archive
-from nmafc.engine.blas import limit_blas_threads
 from nmafc.engine.context import EngineContext, Listener
 from nmafc.engine.history import History, PurgeReceipt, RecordHistory, RollbackResult
 from nmafc.engine.hot_tier import HotTier
@@ -42,12 +43,13 @@ from nmafc.engine.recall_batch import RecallBatching
 from nmafc.engine.snapshot import Snapshots
 from nmafc.engine.writes import WriteResult, Writes
 from nmafc.errors import MemoryNotFound, StoreUnavailable
+from nmafc.index.working_set import WorkingSetCache
 from nmafc.settings import Settings
 from nmafc.storage.cold import ColdStore
 from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot.compaction import CompactionPolicy
-from nmafc.storage.hot.lance import HotStore, storage_options
-from nmafc.storage.hot.working_set import WorkingSetCache
+from nmafc.storage.hot.lance import HotStore
+from nmafc.storage.hot.s3 import storage_options
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +95,8 @@ class MemoryEngine:
     ) -> None:
         self.settings = settings
         self.embedder = embedder
-        limit_blas_threads(settings.hot.blas_threads)
         cache_bytes = settings.hot.cache_max_mb * 1024 * 1024
-        freeze = settings.hot.gc_freeze_every
+        freeze = settings.hot.gc_freeze_every or 0  # None: the host's collector left alone
         self.ctx = EngineContext(
             settings=settings,
             cold=cold,
@@ -118,7 +119,9 @@ class MemoryEngine:
             decay=settings.decay.params(),
             batching=RecallBatching(embedder, settings.hot.recall_batch_max),
         )
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nmafc-recall")
+        # A recall's Cold lists (keyword, turns, dated turns) run here while its query is
+        # embedded and scanned: not the server's per-request pool (api.state.RecallThreads).
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nmafc-cold-lists")
         self._writes = Writes(self.ctx)
         self._recall = Recall(self.ctx, self._pool, default_counter().count, self._writes.reinforce)
         self._maintenance = Maintenance(self.ctx)
@@ -433,6 +436,23 @@ class MemoryEngine:
 
     def import_snapshot(self, scope: Scope, path: Path) -> dict[str, int]:
         return self._snapshots.import_(scope, path)
+
+    # -- for what the service runs beside the engine ----------------------------------
+
+    def conversations(
+        self, agents: Sequence[str] | None, limit: int
+    ) -> tuple[list[Conversation], bool]:
+        """The conversations of ``agents`` (None: every agent), and whether ``limit`` cut them."""
+        return conversations(self.ctx.cold, agents, limit)
+
+    def lease(self, name: str) -> AbstractContextManager[bool]:
+        """Hold the named lease if no process (in any replica) does; yields whether it is held."""
+        return self.ctx.cold.lease(name)
+
+    @property
+    def cold_store(self) -> ColdStore:
+        """The Cold ROM, for the parts the lifespan wires beside the engine (keys, live tail)."""
+        return self.ctx.cold
 
     def close(self) -> None:
         try:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nmafc.engine.locks import ScopeLocks
+from nmafc.index.working_set import WorkingSet, WorkingSetCache
 from nmafc.storage.cold import ScopeRow
-from nmafc.storage.hot.working_set import WorkingSet, WorkingSetCache
 
 Refresh = Callable[[WorkingSet | None], WorkingSet]
 

@@ -17,11 +17,11 @@ from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.engine.fresh_sets import FreshSets
 from nmafc.errors import StoreUnavailable
+from nmafc.index.working_set import Update, WorkingSet, WorkingSetCache
 from nmafc.storage.cold import ColdStore, ScopeRow
 from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot.compaction import CompactionDeferred
 from nmafc.storage.hot.lance import HotSnapshot, HotStore, Vector, Watermark
-from nmafc.storage.hot.working_set import Update, WorkingSet, WorkingSetCache
 
 log = logging.getLogger(__name__)
 

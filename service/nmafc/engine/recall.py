@@ -26,7 +26,7 @@ from nmafc import deadline
 from nmafc.core.decay import weight_at
 from nmafc.core.lifecycle import as_seen_at
 from nmafc.core.query_dates import periods
-from nmafc.core.ranking import mmr, rrf
+from nmafc.core.ranking import rrf
 from nmafc.core.records import MemoryRecord
 from nmafc.core.reinforcement import due, used
 from nmafc.core.rendering import Candidate, Hydration, Rendered, render
@@ -37,9 +37,9 @@ from nmafc.core.turns import Turn
 from nmafc.engine import candidates as lists
 from nmafc.engine.context import EngineContext
 from nmafc.errors import InvalidInput, StoreUnavailable
+from nmafc.index.working_set import Vector, WorkingSet
 from nmafc.storage.cold import ScopeRow
 from nmafc.storage.cold.keyword import VALID_ONLY, FactFilter
-from nmafc.storage.hot.working_set import Vector, WorkingSet
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ class Recall:
             found.cosine.update(lists.cold_cosines(cold, scope, query_vector, missing, found))
         deadline.check("before ranking")
         limit = max(config.rerank_top_k, options.top_k or 0)
-        hits = self._diversify(self._fuse(ranked, config, found, rows), config, limit, sets)
+        hits = self._fuse(ranked, config, found, rows)[:limit]
 
         rendered = self._render(scope, query, hits, options.budget_tokens, config)
         reinforced = 0
@@ -243,14 +243,16 @@ class Recall:
         them. An agent-wide recall never loads one: it scans the sets RAM holds as fresh
         as the log, and searches the rest of the agent at once (LanceDB for live facts,
         the Cold ROM for keywords and the archive), so its cost does not grow with a load
-        per conversation. History is searched in the Cold ROM alone.
+        per conversation. With the cache off a conversation is searched the same way: a
+        set loaded for one recall and dropped would cost a full read of the scope each
+        time. History is searched in the Cold ROM alone.
         """
         if history:
             return _Reach([], [], live_elsewhere=False, archive_elsewhere=False)
         # With pgvector the database searches the archive; otherwise a RAM index does.
         archive_in_ram = options.include_archived and not self.ctx.cold.vector_search
         in_cold = options.include_archived and not archive_in_ram
-        if isinstance(scope, Scope):
+        if isinstance(scope, Scope) and self.ctx.hot.cache.enabled:
             live = [self._load(row) for row in rows]
             archives = [self.ctx.archive.index(row) for row in rows] if archive_in_ram else []
             return _Reach(live, archives, live_elsewhere=False, archive_elsewhere=in_cold)
@@ -355,25 +357,6 @@ class Recall:
         hits.sort(key=lambda h: -h.score)
         return hits
 
-    @staticmethod
-    def _diversify(
-        hits: list[Hit], config: RetrievalConfig, limit: int, sets: Sequence[WorkingSet]
-    ) -> list[Hit]:
-        """Re-order the fused hits by MMR over fact vectors (turns are never penalised)."""
-        if config.diversity <= 0 or len(hits) <= 1:
-            return hits[:limit]
-        pool = hits[: limit * 2]
-        vectors: dict[str, Vector] = {}
-        for working in sets:
-            vectors.update(working.vectors([h.id for h in pool if h.kind == "fact"]))
-
-        def similarity(a: int, b: int) -> float | None:
-            va, vb = vectors.get(pool[a].id), vectors.get(pool[b].id)
-            return None if va is None or vb is None else float(va @ vb)
-
-        order = mmr([h.score for h in pool], similarity, config.diversity, limit)
-        return [pool[i] for i in order]
-
     def _render(
         self,
         scope: AnyScope,
@@ -411,7 +394,6 @@ class Recall:
                 trimmed_lines=config.hydrate_lines,
                 source_share=config.source_share,
                 turn_for_fact=config.turn_for_fact,
-                fact_sentences=config.fact_sentences,
             ),
         )
 

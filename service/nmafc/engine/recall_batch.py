@@ -19,7 +19,7 @@ import numpy as np
 from nmafc.embedding.base import Embedder, query_path
 from nmafc.engine.candidates import Hits
 from nmafc.engine.coalesce import Coalescer
-from nmafc.storage.hot.working_set import Vector, WorkingSet
+from nmafc.index.working_set import Vector, WorkingSet
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from nmafc.core.lifecycle import InvalidReason, invalidate
 from nmafc.core.records import MemoryRecord, utcnow
 from nmafc.core.reinforcement import strengthen
 from nmafc.core.scope import Scope
-from nmafc.core.tiers import Tier, parse_tier
+from nmafc.core.tiers import parse_tier
 from nmafc.core.turns import Message, Turn, dated, validate_messages
 from nmafc.embedding.base import Vectors
 from nmafc.engine.changes import ChangeSet
@@ -363,11 +363,6 @@ class Writes:
         if record is None or not record.is_valid:
             raise MemoryNotFound(f"No valid memory {record_id!r} in {scope}.")
         return record
-
-
-def tier_or_default(value: str | Tier | None) -> Tier:
-    """Parse an optional tier name, defaulting to ActiveContext."""
-    return Tier.ACTIVE_CONTEXT if value is None else parse_tier(value)
 
 
 def _embedding_text(draft: FactDraft) -> str:

@@ -28,7 +28,6 @@ from starlette.background import BackgroundTask
 from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import DEFAULT_CONVERSATION, PrincipalDep, StateDep
 from nmafc.api.errors import openai_error_responses
-from nmafc.api.schemas import ID_PATTERN
 from nmafc.api.state import AppState
 from nmafc.core.chat import (
     MemoryOptions,
@@ -44,6 +43,7 @@ from nmafc.core.scope import Scope
 from nmafc.engine.recall import RecallOptions
 from nmafc.errors import InvalidScope, ProviderError, ProviderNotConfigured
 from nmafc.providers.base import error_chunk
+from nmafc.wire import ID_PATTERN
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["chat"], route_class=CheckedBodyRoute)

@@ -8,10 +8,11 @@ from typing import Annotated
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Depends, Query
 
+from nmafc.api import converters
 from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import EngineDep, ReachQuery, StateDep, TenantDep, strict_query
 from nmafc.api.errors import problem_responses
-from nmafc.api.schemas import EventKindName, EventOut, EventPage, GraphOut, StatsOut
+from nmafc.wire import EventKindName, EventOut, EventPage, GraphOut, StatsOut
 
 router = APIRouter(
     prefix="/v1",
@@ -60,4 +61,4 @@ async def stats(tenant: TenantDep, state: StateDep, scope: ReachQuery = "convers
     """Counts per tier, invalidations, turns, events, Hot rows, weights and decay constants."""
     with state.admission.heavy(tenant.agent_id):
         found = await run_sync(state.engine.stats, tenant.reach(scope))
-    return StatsOut.of(found, state.settings.decay)
+    return converters.stats_out(found, state.settings.decay)

@@ -11,7 +11,9 @@ from uuid import UUID
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Depends, Path, Query, Response
 
+from nmafc.api import converters
 from nmafc.api.bodies import CheckedBodyRoute
+from nmafc.api.converters import search_result_json
 from nmafc.api.deps import (
     EngineDep,
     ReachQuery,
@@ -20,7 +22,9 @@ from nmafc.api.deps import (
     strict_query,
 )
 from nmafc.api.errors import problem_responses
-from nmafc.api.schemas import (
+from nmafc.core.scope import AnyScope
+from nmafc.engine.recall import RecallOptions, RecallResult
+from nmafc.wire import (
     CURSOR_PATTERN,
     AddMemories,
     AddMessages,
@@ -38,9 +42,6 @@ from nmafc.api.schemas import (
     Text,
     TierName,
 )
-from nmafc.api.schemas.responses import search_result_json
-from nmafc.core.scope import AnyScope
-from nmafc.engine.recall import RecallOptions, RecallResult
 
 router = APIRouter(
     prefix="/v1/memories",
@@ -69,7 +70,7 @@ async def add_memories(body: AddMemories, tenant: TenantDep, state: StateDep) ->
             result = await run_sync(engine.ingest, tenant.scope, drafts)
     metrics.ingested.labels(kind).inc(count)
     metrics.ingest_seconds.labels(kind).observe(time.perf_counter() - started)
-    return AddResult.of(result)
+    return converters.add_result(result)
 
 
 @router.post("/search", response_model=SearchResult)
@@ -142,7 +143,7 @@ async def list_memories(
             include_invalidated=include_invalidated,
         )
     )
-    return MemoryPage.of(page)
+    return converters.memory_page(page)
 
 
 @router.get("/{memory_id:uuid}", response_model=Memory)
@@ -182,13 +183,15 @@ async def memory_history(
     memory_id: MemoryId, tenant: TenantDep, engine: EngineDep, scope: ReachQuery = "conversation"
 ) -> MemoryHistory:
     """Every version of a memory and every event that touched it."""
-    return MemoryHistory.of(await run_sync(engine.history, tenant.reach(scope), str(memory_id)))
+    return converters.memory_history(
+        await run_sync(engine.history, tenant.reach(scope), str(memory_id))
+    )
 
 
 @router.post("/rollback", response_model=RollbackOut)
 async def rollback(body: RollbackRequest, tenant: TenantDep, engine: EngineDep) -> RollbackOut:
     """Return the conversation's memory to its state at a turn (logged, never rewritten)."""
-    return RollbackOut.of(await run_sync(engine.rollback, tenant.scope, body.to_turn))
+    return converters.rollback_out(await run_sync(engine.rollback, tenant.scope, body.to_turn))
 
 
 @router.delete("", response_model=PurgeReceiptOut)
@@ -196,4 +199,4 @@ async def purge(
     tenant: TenantDep, engine: EngineDep, scope: ReachQuery = "conversation"
 ) -> PurgeReceiptOut:
     """Erase the conversation (or the whole agent) from every store; returns a receipt."""
-    return PurgeReceiptOut.of(await run_sync(engine.purge, tenant.reach(scope)))
+    return converters.purge_receipt_out(await run_sync(engine.purge, tenant.reach(scope)))

@@ -1,1 +1,1 @@
-"""The Hot tier: the LanceDB working-set table and its RAM cache."""
+"""The Hot store: the LanceDB table of every scope's live facts (its RAM index: ``nmafc.index``)."""

@@ -26,8 +26,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from nmafc.rwlock import SharedLock
 from nmafc.storage.erasure import Erasure
-from nmafc.storage.hot.shared_lock import SharedLock
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from nmafc.core.keyword import K1, B, index_terms
-from nmafc.storage.hot.top_k import kth_highest
+from nmafc.index.top_k import kth_highest
 
 ENTITY_WEIGHT = 0.5
 CONTENT_WEIGHT = 1.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nmafc.storage.hot.int8_blocks import QUERY_LEVELS, FillingBlock, GemmBlock
+from nmafc.index.int8_blocks import QUERY_LEVELS, FillingBlock, GemmBlock
 
 
 @pytest.mark.parametrize("kind", [GemmBlock, FillingBlock])

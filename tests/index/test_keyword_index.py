@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from nmafc.core.keyword import idf, index_terms
-from nmafc.storage.hot.keyword_index import KeywordIndex
+from nmafc.index.keyword_index import KeywordIndex
 
 DOCUMENTS = [
     ("caroline_support_group", "Caroline joined an LGBTQ support group in May"),

@@ -1,4 +1,4 @@
-"""How many threads NumPy's BLAS may use: one by default, set once per process.
+"""How many threads NumPy's BLAS may use in a server process: one by default.
 
 OpenBLAS runs any matrix-vector product over more than a few dozen rows on every core, and
 after the call its helper threads busy-wait (about 0.1 s) for more work. A recall scans a
@@ -22,9 +22,3 @@ def limit_blas_threads(threads: int) -> None:
     """
     if threads > 0:
         ThreadpoolController().limit(limits=threads, user_api="blas")
-
-
-def blas_threads() -> list[int]:
-    """The thread count of each BLAS library loaded in this process."""
-    controllers = ThreadpoolController().select(user_api="blas").lib_controllers
-    return [controller.num_threads for controller in controllers]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nmafc.storage.hot.top_k import kth_highest
+from nmafc.index.top_k import kth_highest
 
 
 def _expected(scores: np.ndarray, k: int) -> float:

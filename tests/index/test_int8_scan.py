@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nmafc.storage.hot.int8_blocks import QUERY_LEVELS
-from nmafc.storage.hot.int8_scan import BLOCK_ROWS, Int8Scan, quantise
-from nmafc.storage.hot.top_k import best_rows
+from nmafc.index.int8_blocks import QUERY_LEVELS
+from nmafc.index.int8_scan import BLOCK_ROWS, Int8Scan, quantise
+from nmafc.index.top_k import best_rows
 
 DIM = 384
 Matrix = npt.NDArray[np.float32]

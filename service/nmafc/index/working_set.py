@@ -23,10 +23,10 @@ import numpy.typing as npt
 from nmafc.core.keyword import tie_key
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import Scope
-from nmafc.storage.hot.int8_scan import Int8Scan
-from nmafc.storage.hot.keyword_index import KeywordIndex
-from nmafc.storage.hot.shared_lock import SharedLock
-from nmafc.storage.hot.top_k import best_rows
+from nmafc.index.int8_scan import Int8Scan
+from nmafc.index.keyword_index import KeywordIndex
+from nmafc.index.top_k import best_rows
+from nmafc.rwlock import SharedLock
 
 Vector = npt.NDArray[np.float32]
 _RECORD_OVERHEAD_BYTES = 600  # rough size of a record object with its strings and indexes
@@ -103,16 +103,13 @@ class WorkingSet:
             if self._int8 is not None:
                 self._int8.sync(self._matrix, n)
 
-    def search(self, query: Vector, limit: int) -> list[tuple[str, float]]:
-        """Exact cosine similarity (vectors are unit length): ``(id, cosine)`` best first."""
-        return self.search_many(np.asarray(query, dtype=np.float32)[None, :], limit)[0]
-
     def search_many(self, queries: Vector, limit: int) -> list[list[tuple[str, float]]]:
-        """:meth:`search` for each row of ``queries`` (q × dim), in one matrix product.
+        """Exact cosine similarity (vectors are unit length) for each row of ``queries``
+        (q × dim), in one matrix product: ``(id, cosine)`` best first, per query.
 
         The matrix is read once for all queries, which is what makes concurrent recalls
         cheaper together: a scan is bound by memory bandwidth, not arithmetic. With several
-        queries the scores may differ from :meth:`search`'s in the last float bit (a
+        queries the scores may differ from a single query's in the last float bit (a
         matrix-matrix product sums in another order), which can swap two near-equal scores.
         """
         queries = np.asarray(queries, dtype=np.float32)

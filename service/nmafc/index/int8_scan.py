@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from nmafc.storage.hot.int8_blocks import QUERY_LEVELS, FillingBlock, GemmBlock
-from nmafc.storage.hot.top_k import best_rows
+from nmafc.index.int8_blocks import QUERY_LEVELS, FillingBlock, GemmBlock
+from nmafc.index.top_k import best_rows
 
 Vector = npt.NDArray[np.float32]
 Rows = npt.NDArray[np.intp]

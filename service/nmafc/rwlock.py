@@ -1,4 +1,4 @@
-"""A readers-writer lock for the RAM working sets.
+"""A readers-writer lock: for the RAM working sets and for the Hot table's writers.
 
 Every recall reads a scope's working set several times (the vector scan, graph
 neighbours, vectors for re-ranking, keyword postings) and a scan of 10⁵ vectors holds it

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from nmafc.storage.hot.shared_lock import SharedLock
+from nmafc.rwlock import SharedLock
 
 WAIT = 5.0
 
