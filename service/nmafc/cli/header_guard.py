@@ -20,7 +20,7 @@ def header_guarded(protocol_class: type[asyncio.Protocol], timeout_s: float) -> 
     """``protocol_class`` (uvicorn's h11 or httptools protocol) with a header deadline."""
     base: type[Any] = protocol_class
 
-    class HeaderGuarded(base):  # type: ignore[misc, valid-type]
+    class HeaderGuarded(base):  # type: ignore[misc]
         _guard: asyncio.TimerHandle | None = None
         _guarded_cycle: object = None
 
