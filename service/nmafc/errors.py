@@ -21,6 +21,7 @@ The tree::
     ├── Conflict (409)
     │   └── VersionConflict
     ├── PayloadTooLarge (413)
+    ├── BodyTimeout (408, the body did not arrive within the request deadline)
     ├── TooManyConnections (503, retryable)
     ├── AgentBusy (429, retryable: the agent has too many heavy requests in flight)
     ├── RequestTimeout (503, retryable: the request's deadline passed, its work stopped)
@@ -190,6 +191,16 @@ class PayloadTooLarge(NmafcError):
     code = "payload_too_large"
     title = "Request body too large"
     default_fix = "Send smaller batches, or raise NMAFC_SERVER_MAX_BODY_BYTES."
+
+
+class BodyTimeout(NmafcError):
+    status = 408
+    code = "body_timeout"
+    title = "Request body arrived too slowly"
+    default_fix = (
+        "Send the whole body at once, promptly after the headers; the limit is "
+        "NMAFC_SERVER_REQUEST_TIMEOUT_S."
+    )
 
 
 class TooManyConnections(NmafcError):

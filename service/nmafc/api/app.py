@@ -95,6 +95,9 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
                         stop_preload.set()
                     group.cancel_scope.cancel()
             finally:
+                # Requests still running after uvicorn's graceful period stop at their next
+                # step, so the threads below are joined in seconds, not at their deadlines.
+                admission.stop_all()
                 await run_sync(recall_threads.close)
                 if provider is not None:
                     await provider.aclose()
@@ -129,7 +132,10 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
             expose_headers=["X-Request-ID", "Retry-After", "X-NMAFC-Memory"],
         )
     app.add_middleware(
-        RequestContext, metrics=metrics, max_body_bytes=settings.server.max_body_bytes
+        RequestContext,
+        metrics=metrics,
+        max_body_bytes=settings.server.max_body_bytes,
+        body_timeout_s=settings.server.request_timeout_s,
     )
     app.openapi = partial(_openapi, app)  # type: ignore[method-assign]
     return app

@@ -6,10 +6,14 @@ refuses the request with 429 ``agent_busy`` when its agent already has
 requests are not counted against it), and otherwise opens the request's deadline
 (``NMAFC_SERVER_REQUEST_TIMEOUT_S``, see :mod:`nmafc.deadline`) for the work it runs.
 The counts live on the event loop's thread, which alone enters and leaves, so no lock.
+At shutdown :meth:`Admission.stop_all` stops the work of every admitted request at its
+next step.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,10 +29,19 @@ class Admission:
         self.max_per_agent = max_per_agent
         self.timeout_s = timeout_s
         self._in_flight: Counter[str] = Counter()
+        self._stop = threading.Event()
 
     def in_flight(self, agent_id: str) -> int:
         """Heavy requests of ``agent_id`` running now."""
         return self._in_flight[agent_id]
+
+    def timed(self) -> contextlib.AbstractContextManager[None]:
+        """The deadline alone (no slot): for work that may not be refused, e.g. chat recall."""
+        return deadline.within(self.timeout_s, self._stop)
+
+    def stop_all(self) -> None:
+        """The service is stopping: every request's work stops at its next step."""
+        self._stop.set()
 
     @contextmanager
     def heavy(self, agent_id: str) -> Iterator[None]:
@@ -40,7 +53,7 @@ class Admission:
             )
         self._in_flight[agent_id] += 1
         try:
-            with deadline.within(self.timeout_s):
+            with self.timed():
                 yield
         finally:
             self._in_flight[agent_id] -= 1

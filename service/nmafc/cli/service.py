@@ -15,6 +15,9 @@ from nmafc.auth import KeyAdmin, owner_of
 from nmafc.settings import Settings
 
 log = logging.getLogger("nmafc.cli")
+# Requests in flight at SIGTERM get this long; with the lifespan's own shutdown the process
+# is gone within 30 s (a worker supervisor kills what is left at workers.STOP_TIMEOUT_S).
+GRACEFUL_SHUTDOWN_S = 10
 
 
 def serve(
@@ -63,13 +66,25 @@ def serve(
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
-    """How uvicorn serves the app, alone or as one of ``--workers``: our logging, not its."""
+    """How uvicorn serves the app, alone or as one of ``--workers``: our logging, not its.
+
+    Idle keep-alive connections close after ``keep_alive_s``, connections stalled mid-header
+    after ``header_timeout_s`` (:mod:`nmafc.cli.header_guard`). On SIGTERM requests in flight
+    get ``GRACEFUL_SHUTDOWN_S``; their work stops at its deadline or when cancelled.
+    """
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    from nmafc.cli.header_guard import header_guarded
+
+    server = settings.server
     return {
-        "host": settings.server.host,
-        "port": settings.server.port,
+        "host": server.host,
+        "port": server.port,
         "log_config": None,
         "access_log": False,
-        "timeout_graceful_shutdown": 10,
+        "http": header_guarded(AutoHTTPProtocol, server.header_timeout_s),
+        "timeout_keep_alive": server.keep_alive_s,
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_S,
     }
 
 

@@ -33,7 +33,9 @@ from nmafc.settings import Settings
 log = logging.getLogger("nmafc.cli")
 
 STARTUP_FAILURE = 3  # uvicorn's exit code when the app's lifespan fails to start
-STOP_TIMEOUT_S = 30.0
+# After SIGTERM, workers get this long (uvicorn's graceful period, then requests stop at
+# their next step) before they are killed: the whole service is gone within 30 s.
+STOP_TIMEOUT_S = 25.0
 
 
 def serve_workers(settings: Settings) -> int:

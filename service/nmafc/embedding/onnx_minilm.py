@@ -32,6 +32,10 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 TOKENIZER_BYTES = 466_247
 _SMALL_BATCH = 4
+# A batch's activations grow with texts x padded length^2 (attention), and ONNX Runtime's
+# arena keeps its largest allocation for good: 16 texts of 256 tokens added ~370 MiB of RSS
+# that never came back. Batches hold at most this many padded tokens (4 of the longest).
+MAX_BATCH_TOKENS = 1024
 _UNFUSED = ("SkipLayerNormFusion",)  # see OnnxMiniLM: slow on the query graph
 
 _verified: set[tuple[str, int, float]] = set()
@@ -90,6 +94,22 @@ def load_tokenizer() -> Tokenizer:
     return tokenizer
 
 
+def token_batches(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
+    """Indexes of texts grouped shortest first, each group at most ``max_texts`` texts and
+    ``max_tokens`` tokens once padded to its longest (a text alone may exceed it)."""
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    for index in sorted(range(len(lengths)), key=lengths.__getitem__):
+        width = lengths[index]  # the longest so far: sorted ascending
+        if batch and (len(batch) >= max_texts or (len(batch) + 1) * width > max_tokens):
+            batches.append(batch)
+            batch = []
+        batch.append(index)
+    if batch:
+        batches.append(batch)
+    return batches
+
+
 def padded_ids(
     tokenizer: Tokenizer, texts: Sequence[str]
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
@@ -100,10 +120,14 @@ def padded_ids(
     up to a switch interval (5 ms) in the step every queued recall waits for, while a
     query takes ~20 µs to encode.
     """
-    encoded = [tokenizer.encode(text).ids for text in texts]
+    return pad([tokenizer.encode(text).ids for text in texts])
+
+
+def pad(encoded: Sequence[Sequence[int]]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Token ids and attention mask, padded to the longest with id 0 and mask 0."""
     width = max(len(token_ids) for token_ids in encoded)
-    ids = np.zeros((len(texts), width), dtype=np.int64)
-    mask = np.zeros((len(texts), width), dtype=np.int64)
+    ids = np.zeros((len(encoded), width), dtype=np.int64)
+    mask = np.zeros((len(encoded), width), dtype=np.int64)
     for row, token_ids in enumerate(encoded):
         ids[row, : len(token_ids)] = token_ids
         mask[row, : len(token_ids)] = 1
@@ -136,6 +160,8 @@ class OnnxMiniLM:
             # Idle ONNX threads otherwise spin after each call, stealing the cores that the
             # vector scan and keyword search use right after a query is embedded.
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            # No arena: its blocks were never returned to the system after a long batch.
+            options.enable_cpu_mem_arena = False
             return ort.InferenceSession(
                 model,
                 sess_options=options,
@@ -172,12 +198,13 @@ class OnnxMiniLM:
         """Vectors for ``texts``; shorter texts are batched together to minimise padding."""
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encoded = [self._tokenizer.encode(text).ids for text in texts]
         out = np.empty((len(texts), DIM), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
+        lengths = [len(ids) for ids in encoded]
+        for idx in token_batches(lengths, self._batch_size, MAX_BATCH_TOKENS):
             deadline.check("while embedding")
-            idx = order[start : start + self._batch_size]
-            out[idx] = self._embed_batch([texts[i] for i in idx])
+            session = self._single if len(idx) <= _SMALL_BATCH else self._batch
+            out[idx] = self._run_ids(session, pad([encoded[i] for i in idx]))
         return out
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
@@ -186,11 +213,13 @@ class OnnxMiniLM:
             return self.embed(texts)
         return self._run(self._queries, list(texts))
 
-    def _embed_batch(self, texts: list[str]) -> Vectors:
-        return self._run(self._single if len(texts) <= _SMALL_BATCH else self._batch, texts)
-
     def _run(self, session: Any, texts: list[str]) -> Vectors:
-        ids, mask = padded_ids(self._tokenizer, texts)
+        return self._run_ids(session, padded_ids(self._tokenizer, texts))
+
+    def _run_ids(
+        self, session: Any, padded: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
+    ) -> Vectors:
+        ids, mask = padded
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)

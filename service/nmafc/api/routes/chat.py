@@ -25,7 +25,6 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from starlette.background import BackgroundTask
 
-from nmafc import deadline
 from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import DEFAULT_CONVERSATION, PrincipalDep, StateDep
 from nmafc.api.errors import openai_error_responses
@@ -219,7 +218,7 @@ class ChatCall:
         )
         try:
             recall = partial(self.state.engine.recall, self.scope, question, options)
-            with deadline.within(settings.server.request_timeout_s):
+            with self.state.admission.timed():
                 result = await self.state.recall_threads.run(recall)
         except Exception as exc:  # memory must never take the call down with it
             self._skipped("recall", exc)

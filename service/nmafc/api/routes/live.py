@@ -12,9 +12,10 @@ The protocol, in order:
    both backfilled and queued is sent once.
 
 Every event arrives as ``{"type": "event", "event": {...}}`` (the ``EventOut`` schema).
-Close codes: 4400 malformed message, 4401 bad key, 4404 another agent, 4408 handshake
-timeout, 1013 the client fell ``NMAFC_LIVE_QUEUE_SIZE`` events behind (or the process
-is full), 1000 the connection reached ``NMAFC_LIVE_MAX_CONNECTION_S``.
+Close codes: 4400 malformed message, 1003 a binary frame, 4401 bad key, 4404 another
+agent, 4408 handshake timeout, 1013 the client fell ``NMAFC_LIVE_QUEUE_SIZE`` events
+behind (or the process is full), 1000 the connection reached
+``NMAFC_LIVE_MAX_CONNECTION_S``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ from nmafc.wire import ID_PATTERN, EventKindName, EventOut
 router = APIRouter(tags=["live"])
 
 BAD_MESSAGE, UNAUTHORIZED, NOT_FOUND, TIMEOUT, OVERLOADED, DONE = 4400, 4401, 4404, 4408, 1013, 1000
+BINARY = 1003  # RFC 6455: a data type the endpoint cannot accept
+# A client that fell behind may leave the socket's buffers full: the close frame waits for
+# room this long (it follows what the client has not read yet) before the socket is cut.
+DROPPED_CLOSE_S = 10.0
 
 
 class AuthMessage(BaseModel):
@@ -92,7 +97,8 @@ async def live(websocket: WebSocket, state: StateDep) -> None:
     finally:
         state.hub.unsubscribe(sub)
     if outcome == "dropped":
-        await _close(websocket, OVERLOADED, InvalidInput("The client fell too far behind."))
+        error = InvalidInput("The client fell too far behind.")
+        await _close(websocket, OVERLOADED, error, patience_s=DROPPED_CLOSE_S)
     elif outcome == "expired":
         await _close(websocket, DONE, InvalidInput("The connection reached its lifetime."))
 
@@ -113,7 +119,12 @@ async def _authenticate(websocket: WebSocket, state: AppState) -> str:
 
 
 async def _receive(websocket: WebSocket, model: type[M]) -> M:
-    text = await websocket.receive_text()
+    message = await websocket.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
+    text = message.get("text")
+    if text is None:  # a binary frame: the protocol is JSON text only
+        raise Close(BINARY, InvalidInput("Binary frames are not part of the protocol."))
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:
@@ -182,13 +193,23 @@ def _event(event: Event) -> dict[str, Any]:
     return {"type": "event", "event": EventOut.of(event).model_dump(mode="json")}
 
 
-async def _close(websocket: WebSocket, code: int, error: NmafcError) -> None:
-    """Say why (an ``error`` message), then close with ``code``; give up if the peer is gone."""
-    with anyio.move_on_after(2):
+async def _close(
+    websocket: WebSocket, code: int, error: NmafcError, patience_s: float = 2.0
+) -> None:
+    """Say why (an ``error`` message), then close with ``code``; give up if the peer is gone.
+
+    The close is tried even when the message could not be sent in time (a client whose
+    buffers are full), so a client that reads again still learns the code.
+    """
+    with anyio.move_on_after(min(1.0, patience_s)):
         try:
             await websocket.send_json(
                 {"type": "error", "code": error.code, "detail": error.detail, "fix": error.fix}
             )
+        except GONE:
+            return
+    with anyio.move_on_after(patience_s):
+        try:
             await websocket.close(code, reason=error.detail[:120])
         except GONE:
             pass
