@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nmafc.core.entities import slugify
-from nmafc.core.extraction import pronouns, timeexpr
+from nmafc.core.extraction import discourse, pronouns, timeexpr
 from nmafc.core.extraction.rules import slot_for, tier_for
 from nmafc.core.extraction.salience import proper_nouns, score
 from nmafc.core.facts import FactDraft
@@ -90,7 +90,13 @@ class RuleExtractor:
         """Group the message's sentences into self-contained units; drop filler."""
         units: list[_Unit] = []
         said = message.occurred_at
-        for sentence in sentences(message.content):
+        assistant = message.role.lower() == "assistant"
+        for said_sentence in sentences(message.content):
+            sentence = discourse.as_statement(said_sentence)
+            if sentence is None:
+                continue  # a question stays the speaker's turn; it states no fact
+            if assistant and discourse.is_assistant_chatter(sentence):
+                continue  # "Sure, here you go", "Happy to help": nothing about the world
             has_time = bool(said and timeexpr.find(sentence, said))
             salience = score(sentence, has_time=has_time, participants=participants)
             if salience.is_filler:
@@ -112,7 +118,7 @@ class RuleExtractor:
         self, unit: _Unit, message: Message, speaker: str, addressee: str | None, index: int
     ) -> FactDraft:
         said = message.occurred_at
-        raw = unit.text
+        raw = " ".join(discourse.strip_openers(s) for s in unit.sentences)
         text, times = timeexpr.resolve(raw, said) if said else (raw, [])
         text = pronouns.first_person(text, speaker)
         if addressee:

@@ -13,31 +13,32 @@ _IRREGULAR = {
     "aren't": "isn't", "weren't": "wasn't", "haven't": "hasn't", "don't": "doesn't",
     "ain't": "isn't",
 }  # fmt: skip
-_UNCHANGED = frozenset(
-    # modal verbs and forms that already agree
+_MODALS_AND_AGREED = frozenset(
     """can could will would shall should may might must ought cannot can't couldn't won't
     wouldn't shan't shouldn't mightn't mustn't didn't wasn't isn't doesn't hasn't hadn't
-    is was has had did does gotta gonna wanna used
-    """
-    # common irregular pasts (a past form agrees with any subject)
+    is was has had did does gotta gonna wanna used""".split()
+)
+IRREGULAR_PASTS = frozenset(
     """went got saw made took came gave found thought told said knew felt left kept met ran
     began bought brought caught taught fought sought drove wrote rode spoke broke chose woke
     wore swore tore won sang swam drank sank rang forgot ate fell held heard lost meant paid
     sent spent built lent slept stood understood sat spun hung stuck struck dug shot lit led
     fed fled bled bred sped slid hid bit became overcame flew grew threw drew blew shook
     forgave mistook undertook withdrew bound bent dealt dreamt learnt burnt spelt knelt leapt
-    crept swept wept sold shone froze stole rose arose dove strove
-    """
-    # present and past alike: leaving them is right either way
-    """put set let cut hit hurt read quit cost spread shut bet split burst cast fit
-    """
-    # not verbs: what can follow a subject without being its verb
+    crept swept wept sold shone froze stole rose arose dove strove""".split()
+)
+# Present and past alike ("I read", "I put"): leaving them is right either way.
+_PRESENT_OR_PAST = frozenset(
+    "put set let cut hit hurt read quit cost spread shut bet split burst cast fit".split()
+)
+# Not verbs: what can follow a subject without being its verb.
+_NOT_VERBS = frozenset(
     """and or nor but so if to too either neither a an the this that these those my your his
     her its our their me myself yourself him them us it you i we they he she who which what
     when where why how all both each every everything something nothing anything everyone
-    someone anyone no not at in on of for with from by about as than guys folks
-    """.split()
+    someone anyone no not at in on of for with from by about as than guys folks""".split()
 )
+_UNCHANGED = _MODALS_AND_AGREED | IRREGULAR_PASTS | _PRESENT_OR_PAST | _NOT_VERBS
 # Base forms that end in "-eed" (every other "-ed" word is taken for a past form).
 _EED_BASE = frozenset("need feed seed bleed breed speed proceed succeed exceed heed weed".split())
 _SIBILANT_ENDINGS = ("s", "sh", "ch", "x", "z", "o")
