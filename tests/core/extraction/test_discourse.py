@@ -18,6 +18,7 @@ from nmafc.core.extraction.discourse import as_statement, is_assistant_chatter, 
         ("Yeah, we sold the car.", "We sold the car."),
         ("Oh well, yeah, I quit.", "I quit."),
         ("By the way, my cousin paints.", "My cousin paints."),
+        ("Hey Priya, since Monday I walk to work.", "Since Monday I walk to work."),
     ],
 )
 def test_discourse_fillers_at_the_start_are_dropped(said: str, kept: str) -> None:
@@ -32,7 +33,8 @@ def test_a_filler_that_opens_nothing_stays(said: str) -> None:
 @pytest.mark.parametrize(
     "question",
     ["Do you only play old board games?", "Where did you grow up?", "Really?!",
-     "How was the hike? :)", "You moved to Quebec?"],
+     "How was the hike? :)", "You moved to Quebec?", "Do you ski, or do you snowboard?",
+     "Wait, what did you say?"],
 )  # fmt: skip
 def test_a_question_states_nothing(question: str) -> None:
     assert as_statement(question) is None
@@ -46,6 +48,10 @@ def test_a_question_states_nothing(question: str) -> None:
         ("Have I told you about my trip to Kyoto?", "I told you about my trip to Kyoto."),
         ("The lake was freezing, you know?", "The lake was freezing."),
         ("It opens at noon, right?", "It opens at noon."),
+        (
+            "I can lend you the tent on Friday, how does that sound?",
+            "I can lend you the tent on Friday.",
+        ),
         ("I baked rye bread today.", "I baked rye bread today."),
         ("What a week!", "What a week!"),
     ],

@@ -35,6 +35,7 @@ def test_first_person_becomes_the_speaker() -> None:
         ("I watch cooking shows.", "Bob watches cooking shows."),
         ("I try to run daily.", "Bob tries to run daily."),
         ("I need a new bike.", "Bob needs a new bike."),
+        ("I first met Ola in 2019.", "Bob first met Ola in 2019."),
         ("I went to Oslo and bought a sweater.", "Bob went to Oslo and bought a sweater."),
         ("I guess I'll stay.", "Bob guesses Bob will stay."),
         ("I'm from Chile and I've got a brother.", "Bob is from Chile and Bob has got a brother."),

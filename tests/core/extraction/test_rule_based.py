@@ -87,8 +87,16 @@ def _facts(*said: tuple[str, str], role: str = "user") -> list[str]:
     [
         ("Bob", "I live in Lisbon with my two cats.", "Bob lives in Lisbon with Bob's two cats."),
         ("Carol", "Honestly, I love hiking in the Alps.", "Carol loves hiking in the Alps."),
-        ("Dev", "Well, I taught myself to play the banjo.", "Dev taught themself to play the banjo."),
-        ("Eve", "So I have a new job at a bakery in Leeds.", "Eve has a new job at a bakery in Leeds."),
+        (
+            "Dev",
+            "Well, I taught myself to play the banjo.",
+            "Dev taught themself to play the banjo.",
+        ),
+        (
+            "Eve",
+            "So I have a new job at a bakery in Leeds.",
+            "Eve has a new job at a bakery in Leeds.",
+        ),
     ],
 )
 def test_a_statement_becomes_one_grammatical_self_contained_fact(
@@ -129,3 +137,23 @@ def test_an_assistant_reply_is_a_fact_only_where_it_states_something() -> None:
 
 def test_an_assistants_pleasantries_alone_are_no_fact() -> None:
     assert _facts(("assistant", "Sure, here you go! Happy to help."), role="assistant") == []
+
+
+@pytest.mark.parametrize(
+    ("said", "entity", "related"),
+    [
+        ("I met Lena at the Harbour Cafe last Friday.", "bob_lena",
+         {"bob", "lena", "harbour_cafe"}),
+        ("In March I started a pottery class in Porto.", "bob_pottery_class", {"bob", "porto"}),
+        ("My sister adopted a beagle on Monday.", "bob_sister", {"bob"}),
+        ('I finished reading "The Glass Hotel" today.', "bob_the_glass_hotel",
+         {"bob", "the_glass_hotel"}),
+        ("I moved to Quito in May.", "bob_lives_in", {"bob", "quito"}),
+    ],
+)  # fmt: skip
+def test_entities_are_the_things_a_fact_is_about_never_dates_or_sentences(
+    said: str, entity: str, related: set[str]
+) -> None:
+    (fact,) = RuleExtractor().extract([Message(said, speaker="Bob", occurred_at=WHEN)])
+    assert fact.entity == entity
+    assert set(fact.related_entities) == related

@@ -29,13 +29,24 @@ _SUBJECT = (
     r"that|these|those|there|here|his|her|their|a|an"
 )
 _OPENER = re.compile(
-    rf"^\s*(?:(?:{_ALWAYS})(?:\s*[,!.…:;\u2013\u2014-]+\s*|\s+)|(?:{_BEFORE_SUBJECT})"
+    # a greeting with the name of whoever is addressed: "Hey Sam, ...", "Thanks, Jo! ..."
+    r"^\s*(?:(?:hey|hi|hello|thanks|thank you)[\s,]+[A-Z][\w'-]*\s*[,!.]+\s*|"
+    rf"(?:{_ALWAYS})(?:\s*[,!.…:;\u2013\u2014-]+\s*|\s+)|(?:{_BEFORE_SUBJECT})"
     rf"(?:\s*[,!.…:;\u2013\u2014-]+\s*|\s+(?=(?:{_SUBJECT})\b)))",
     re.IGNORECASE,
 )
 _TAG_QUESTION = re.compile(
     r"[,\s]+(?:right|you know|ya know|isn't it|don't you think|wouldn't you say|huh|eh|"
     r"no|yeah|ok|okay|lol)\s*\?+\s*$",
+    re.IGNORECASE,
+)
+# "I can bring it tomorrow, how does that sound?": a statement with a short question
+# tacked on after a comma; the statement is kept when it does not itself ask.
+_TACKED_ON = re.compile(r"^(?P<said>.+?),\s*(?P<asked>(?:[\w']+\s+){0,5}[\w']+)\s*\?[^\w]*$")
+_ASKS = re.compile(
+    r"^(?:what|how|why|when|where|who|whom|whose|which|do|does|did|don't|doesn't|didn't|are|"
+    r"aren't|is|isn't|was|wasn't|were|weren't|have|haven't|has|hasn't|had|can|can't|could|"
+    r"couldn't|would|wouldn't|will|won't|should|shall|may|might|any|anything|anyone|or)\b",
     re.IGNORECASE,
 )
 _TOLD_YOU = re.compile(
@@ -82,6 +93,14 @@ def as_statement(sentence: str) -> str | None:
     untagged = _TAG_QUESTION.sub(".", sentence)
     if untagged != sentence:
         return untagged
+    tacked = _TACKED_ON.match(sentence.strip())
+    if (
+        tacked
+        and len(tacked.group("said").split()) >= 3
+        and not _ASKS.match(tacked.group("said"))
+        and _ASKS.match(tacked.group("asked"))
+    ):
+        return tacked.group("said") + "."
     if _QUESTION_END.search(sentence):
         return None
     return sentence

@@ -19,7 +19,7 @@ _APOSTROPHES = str.maketrans({"’": "'", "‘": "'"})
 # Words that may sit between a subject and its verb ("I really love", "I kind of want").
 _ADVERB = (
     r"(?:kind of|sort of|just|also|still|always|never|usually|often|sometimes|now|even|only|"
-    r"already|ever|then|kinda|sorta|rarely|"
+    r"already|ever|then|kinda|sorta|first|once|almost|soon|too|"
     r"(?!(?:apply|reply|supply|imply|multiply|comply|bully|rally|tally|rely)\b)[a-z]{3,}ly)"
 )
 _ADVERBS = rf"(?P<advs>(?:\s+{_ADVERB})*)"

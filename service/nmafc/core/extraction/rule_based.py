@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nmafc.core.entities import slugify
-from nmafc.core.extraction import discourse, pronouns, timeexpr
+from nmafc.core.extraction import discourse, pronouns, timeexpr, topics
 from nmafc.core.extraction.rules import slot_for, tier_for
 from nmafc.core.extraction.salience import proper_nouns, score
 from nmafc.core.facts import FactDraft
-from nmafc.core.text import keyword_terms, sentences
+from nmafc.core.text import STOPWORDS, sentences
 from nmafc.core.tiers import Tier
 from nmafc.core.turns import Message
 
@@ -127,8 +127,8 @@ class RuleExtractor:
             text = f"{speaker}: {text}"  # attribute it, so the fact still says who said it
         head = unit.sentences[0]
         slot = slot_for(head)
-        topic = " ".join(keyword_terms(head, limit=4))
-        entity = f"{speaker} {slot}" if slot else f"{speaker} {topic}"
+        about = topics.topic(discourse.strip_openers(head), exclude=(speaker, addressee or ""))
+        entity = f"{speaker} {slot or about}"
         return FactDraft(
             content=text,
             entity=slugify(entity),
@@ -141,10 +141,10 @@ class RuleExtractor:
 
     @staticmethod
     def _caption(caption: str, speaker: str, index: int) -> FactDraft:
-        topic = " ".join(keyword_terms(caption, limit=4))
+        about = topics.topic(caption)
         return FactDraft(
             content=f"{speaker} shared an image: {caption.strip()}",
-            entity=slugify(f"{speaker} image {topic}"),
+            entity=slugify(f"{speaker} image {about}"),
             tier=Tier.ACTIVE_CONTEXT,
             importance=0.4,
             related_entities=(slugify(speaker),),
@@ -179,15 +179,18 @@ def _addressee(speakers: Sequence[str], index: int) -> str | None:
 def _names(sentence: str, speaker: str, addressee: str | None) -> list[str]:
     """People, places and titles the sentence names, the speaker first."""
     found = [speaker]
-    found += [t.strip() for t in _TITLE.findall(sentence)]
+    titles = [t.strip() for t in _TITLE.findall(sentence)]
+    found += titles
     phrase: list[str] = []
     for word in [*proper_nouns(sentence), ""]:
+        if word and (topics.is_date_word(word) or word.lower() in STOPWORDS):
+            word = ""  # "March", "Friday": when, not what; a date word also ends a name
         if word and (
             not phrase or sentence.find(word) == sentence.find(phrase[-1]) + len(phrase[-1]) + 1
         ):
             phrase.append(word)
             continue
-        if phrase:
+        if phrase and not any(" ".join(phrase) in title for title in titles):
             found.append(" ".join(phrase))
         phrase = [word] if word else []
     if addressee and re.search(r"\byou(?:r|rs|'re|'ve|'ll|'d)?\b", sentence, re.IGNORECASE):
