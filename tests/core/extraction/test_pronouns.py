@@ -85,6 +85,8 @@ def test_second_person_becomes_the_addressee() -> None:
         ("I saw you last week.", "I saw Ana last week."),
         ("You taught yourself.", "Ana taught themself."),
         ("You should rest.", "Ana should rest."),
+        ("Sounds like you know the trail well.", "Sounds like Ana knows the trail well."),
+        ("Call me anytime you need a ride.", "Call me anytime Ana needs a ride."),
     ],
 )
 def test_the_verb_agrees_with_the_addressee_only_where_you_is_the_subject(

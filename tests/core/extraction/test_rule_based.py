@@ -157,3 +157,10 @@ def test_entities_are_the_things_a_fact_is_about_never_dates_or_sentences(
     (fact,) = RuleExtractor().extract([Message(said, speaker="Bob", occurred_at=WHEN)])
     assert fact.entity == entity
     assert set(fact.related_entities) == related
+
+
+def test_a_question_carried_on_in_lower_case_is_still_left_out() -> None:
+    assert _facts(
+        ("Ana", "I finished my thesis on glaciers."),
+        ("Zed", "Did you defend it already? sounds like you worked on it for years!"),
+    )[1:] == ["Zed: sounds like Ana worked on it for years!"]

@@ -64,6 +64,7 @@ _AUXILIARY = re.compile(
 _SUBJECT_SLOT = re.compile(
     r"(?:^|[,;:(\u2013\u2014-]\s*|\b(?:and|but|or|so|because|if|when|whenever|that|since|while|"
     r"as|than|though|although|unless|until|whether|where|what|how|why|who|once|before|after|"
+    r"like|anytime|wherever|everywhere|whatever|"
     r"think|thought|know|knew|hope|bet|guess|believe|mean|feel|heard|said|sure|glad)\s+)$",
     re.IGNORECASE,
 )

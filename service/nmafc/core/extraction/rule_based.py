@@ -23,6 +23,7 @@ from nmafc.core.tiers import Tier
 from nmafc.core.turns import Message
 
 _ROLES = {"user": "User", "assistant": "Assistant", "system": "System"}
+_AFTER_QUESTION = re.compile(r"(?<=\?)\s+(?=[a-z])")
 _TITLE = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 
 
@@ -89,15 +90,17 @@ class RuleExtractor:
     def _units(self, message: Message, participants: Sequence[str]) -> list[_Unit]:
         """Group the message's sentences into self-contained units; drop filler."""
         units: list[_Unit] = []
-        said = message.occurred_at
+        when = message.occurred_at
         assistant = message.role.lower() == "assistant"
-        for said_sentence in sentences(message.content):
+        # A question mark ends a question even when chat carries on in lower case.
+        said = [part for s in sentences(message.content) for part in _AFTER_QUESTION.split(s)]
+        for said_sentence in said:
             sentence = discourse.as_statement(said_sentence)
             if sentence is None:
                 continue  # a question stays the speaker's turn; it states no fact
             if assistant and discourse.is_assistant_chatter(sentence):
                 continue  # "Sure, here you go", "Happy to help": nothing about the world
-            has_time = bool(said and timeexpr.find(sentence, said))
+            has_time = bool(when and timeexpr.find(sentence, when))
             salience = score(sentence, has_time=has_time, participants=participants)
             if salience.is_filler:
                 continue
