@@ -271,3 +271,24 @@ async def test_the_queue_service_remembers_leftovers_at_start_up(
     async with chat_service(tmp_path, shared_embedder, fake) as service:
         await service.settled()
         assert service.turns() == 1
+
+
+async def test_an_assistant_reply_through_the_proxy_is_a_fact_only_where_it_says_something(
+    tmp_path: Path, shared_embedder: Any, fake: FakeUpstream
+) -> None:
+    fake.reply(
+        {
+            "text": "Sure, here you go! Since you are vegetarian, a lentil stew works well. "
+            "Happy to help. Would you like a dessert too?"
+        }
+    )
+    async with chat_service(tmp_path, shared_embedder, fake, extractor="rules") as service:
+        await service.client(**scoped()).chat.completions.create(
+            model="fake-model",
+            messages=[{"role": "user", "content": "What could I cook tonight? I'm vegetarian."}],
+            extra_body={"memory_recall": False},
+        )
+        await service.settled()
+        facts = [r.content for r in service.state.engine.working_set(SCOPE).values()]
+        assert service.turns() == 2  # both turns are kept verbatim
+    assert facts == ["Assistant: Since User is vegetarian, a lentil stew works well."]

@@ -1,71 +1,136 @@
-"""Rewriting first and second person so a sentence stands alone.
+"""Rewriting first and second person so a sentence stands alone, and grammatically.
 
-"I went to a support group" said by Caroline becomes "Caroline went to a support group";
-"You'd be a great counselor" said to Caroline becomes "Caroline would be a great counselor".
-A stored fact outlives its conversation: without this, "I" means nobody.
+"I live in Lisbon" said by Bob becomes "Bob lives in Lisbon"; "You'd be a great counselor"
+said to Caroline becomes "Caroline would be a great counselor". A stored fact outlives its
+conversation: without this, "I" means nobody. The verb after the new third-person subject
+is made to agree with it (am → is, have → has, do → does, love → loves; past tenses and
+modal verbs unchanged), a reflexive becomes the neutral "themself", and a compound subject
+("my wife and I have") keeps its plural verb.
 """
 
 from __future__ import annotations
 
 import re
 
-# Contractions first, so "I'm" is not seen as "I" followed by "'m".
-_FIRST_PERSON: list[tuple[str, str]] = [
-    (r"I'm|I am|Im", "{s} is"),
-    (r"I've|I have", "{s} has"),
-    (r"I'll|I will", "{s} will"),
-    (r"I'd", "{s} would"),
-    (r"I was", "{s} was"),
-    (r"myself", "{s}"),
-    (r"mine", "{s}'s"),
-    (r"my", "{s}'s"),
-    (r"me", "{s}"),
-    (r"I", "{s}"),
-]
-_SECOND_PERSON: list[tuple[str, str]] = [
-    (r"you're|you are", "{a} is"),
-    (r"you've|you have", "{a} has"),
-    (r"you'll|you will", "{a} will"),
-    (r"you'd", "{a} would"),
-    (r"you were", "{a} was"),
-    (r"yourself", "{a}"),
-    (r"yours", "{a}'s"),
-    (r"your", "{a}'s"),
-    (r"you", "{a}"),
-]
+from nmafc.core.extraction.verbs import agree
+
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'"})
 
+# Words that may sit between a subject and its verb ("I really love", "I kind of want").
+_ADVERB = (
+    r"(?:kind of|sort of|just|also|still|always|never|usually|often|sometimes|now|even|only|"
+    r"already|ever|then|kinda|sorta|first|once|almost|soon|too|"
+    r"(?!(?:apply|reply|supply|imply|multiply|comply|bully|rally|tally|rely)\b)[a-z]{3,}ly)"
+)
+_ADVERBS = rf"(?P<advs>(?:\s+{_ADVERB})*)"
+_VERB = r"(?:\s+(?P<verb>[A-Za-z]+(?:'t)?))?(?![\w'])"
+_FIRST_SUBJECT = re.compile(rf"(?<![\w'])I(?P<clitic>'m|'ve|'ll|'d|m(?=\s))?{_ADVERBS}{_VERB}")
+_SECOND_SUBJECT = re.compile(
+    rf"(?<![\w'])(?P<you>[Yy]ou)(?P<clitic>'re|'ve|'ll|'d)?{_ADVERBS}{_VERB}"
+)
+# "am I", "are you": the inverted verb agrees too (only in questions, kept as turns).
+_INVERTED_FIRST = re.compile(r"(?<![\w'])([Aa])m(\s+)I(?![\w'])")
 
-def _compile(table: list[tuple[str, str]]) -> list[tuple[re.Pattern[str], str]]:
-    compiled = []
-    for pattern, replacement in table:
-        # "I" is only the pronoun in capitals; me / my / you are matched in any case.
-        flags = 0 if pattern.startswith("I") else re.IGNORECASE
-        compiled.append((re.compile(rf"(?<![\w'])(?:{pattern})(?![\w'])", flags), replacement))
-    return compiled
+_CLITIC_SINGULAR = {
+    "'m": " is",
+    "m": " is",
+    "'re": " is",
+    "'ve": " has",
+    "'ll": " will",
+    "'d": " would",
+}
+_CLITIC_PLURAL = {
+    "'m": " am",
+    "m": " am",
+    "'re": " are",
+    "'ve": " have",
+    "'ll": " will",
+    "'d": " would",
+}
+
+# Before "I"/"you": a plural compound subject ("my wife and I") or an auxiliary that
+# already carries the tense ("do I need", "can you see") — the verb stays as it is.
+_COMPOUND = re.compile(
+    r"(?:\b(?i:my|our|the|his|her|their)(?:\s+[\w']+){0,2}|(?:^|[,;:.!?]\s*)[A-Z][\w']*"
+    r"(?:\s+[A-Z][\w']*)?)\s+(?:and|or|nor)\s+$"
+)
+_AUXILIARY = re.compile(
+    r"\b(?:do|does|did|don't|doesn't|didn't|can|could|will|would|shall|should|may|might|must|"
+    r"have|has|had|is|are|was|were|am|let|make|made|help|helped|watch|see|saw|hear|heard)\s+$",
+    re.IGNORECASE,
+)
+# "you" is a subject after a sentence start, punctuation, a conjunction or a verb of
+# thinking ("I think you need"); elsewhere it is an object ("I told you everything").
+_SUBJECT_SLOT = re.compile(
+    r"(?:^|[,;:(\u2013\u2014-]\s*|\b(?:and|but|or|so|because|if|when|whenever|that|since|while|"
+    r"as|than|though|although|unless|until|whether|where|what|how|why|who|once|before|after|"
+    r"like|anytime|wherever|everywhere|whatever|"
+    r"think|thought|know|knew|hope|bet|guess|believe|mean|feel|heard|said|sure|glad)\s+)$",
+    re.IGNORECASE,
+)
+
+_FIRST_OBJECTS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"(?<![\w'])myself(?![\w'])", re.IGNORECASE), "themself"),
+    (re.compile(r"(?<![\w'])mine(?![\w'])", re.IGNORECASE), "{n}'s"),
+    (re.compile(r"(?<![\w'])my(?![\w'])", re.IGNORECASE), "{n}'s"),
+    (re.compile(r"(?<![\w'])me(?![\w'])", re.IGNORECASE), "{n}"),
+]
+_SECOND_OBJECTS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"(?<![\w'])yourselves(?![\w'])", re.IGNORECASE), "themselves"),
+    (re.compile(r"(?<![\w'])yourself(?![\w'])", re.IGNORECASE), "themself"),
+    (re.compile(r"(?<![\w'])yours(?![\w'])", re.IGNORECASE), "{n}'s"),
+    (re.compile(r"(?<![\w'])your(?![\w'])", re.IGNORECASE), "{n}'s"),
+    (re.compile(r"(?<![\w'])you(?![\w'])", re.IGNORECASE), "{n}"),
+]
 
 
-_FIRST = _compile(_FIRST_PERSON)
-_SECOND = _compile(_SECOND_PERSON)
+def _subject(match: re.Match[str], name: str, *, conjugate: bool) -> str:
+    """The name, then the clitic or verb made to agree with a third-person subject."""
+    before = match.string[: match.start()]
+    clitic = match.group("clitic")
+    plural = not clitic and bool(_COMPOUND.search(before))
+    advs = match.group("advs") or ""
+    verb = match.group("verb")
+    out = name
+    if clitic:
+        out += (_CLITIC_PLURAL if plural else _CLITIC_SINGULAR)[clitic]
+    out += advs
+    if verb:
+        settled = bool(clitic) or plural or bool(_AUXILIARY.search(before)) or not conjugate
+        out += " " + (verb if settled else agree(verb))
+    return out
 
 
 def first_person(sentence: str, speaker: str) -> str:
-    """Replace I / me / my / mine (and contractions) with the speaker's name."""
+    """Replace I / me / my / mine / myself with the speaker, verbs agreeing with the name."""
     text = sentence.translate(_APOSTROPHES)
-    for pattern, replacement in _FIRST:
-        text = pattern.sub(replacement.format(s=speaker), text)
+    text = _INVERTED_FIRST.sub(lambda m: f"{'I' if m.group(1) == 'A' else 'i'}s{m.group(2)}I", text)
+    text = _FIRST_SUBJECT.sub(lambda m: _subject(m, speaker, conjugate=True), text)
+    for pattern, replacement in _FIRST_OBJECTS:
+        text = pattern.sub(replacement.format(n=speaker), text)
     return _possessive_fix(text, speaker)
 
 
 def second_person(sentence: str, addressee: str) -> str:
-    """Replace you / your (and contractions) with the addressee's name."""
+    """Replace you / your / yours / yourself with the addressee, verbs agreeing with the name."""
     text = sentence.translate(_APOSTROPHES)
-    for pattern, replacement in _SECOND:
-        text = pattern.sub(replacement.format(a=addressee), text)
+
+    def subject(match: re.Match[str]) -> str:
+        before = match.string[: match.start()]
+        verb = (match.group("verb") or "").lower()
+        # "you are / were / have / don't" always agree; another verb only after "you" as
+        # a subject, or "I told you everything" would become "... Ana everythings".
+        be_or_have = verb in {"are", "were", "have", "aren't", "weren't", "haven't", "do", "don't"}
+        return _subject(
+            match, addressee, conjugate=be_or_have or bool(_SUBJECT_SLOT.search(before))
+        )
+
+    text = _SECOND_SUBJECT.sub(subject, text)
+    for pattern, replacement in _SECOND_OBJECTS:
+        text = pattern.sub(replacement.format(n=addressee), text)
     return _possessive_fix(text, addressee)
 
 
 def _possessive_fix(text: str, name: str) -> str:
-    # "Caroline's's" can appear when the source already had a possessive; and a sentence
-    # should not start with a lower-case name fragment.
+    # "Caroline's's" can appear when the source already had a possessive.
     return text.replace(f"{name}'s's", f"{name}'s")

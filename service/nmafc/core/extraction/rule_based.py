@@ -14,15 +14,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from nmafc.core.entities import slugify
-from nmafc.core.extraction import pronouns, timeexpr
+from nmafc.core.extraction import discourse, pronouns, timeexpr, topics
 from nmafc.core.extraction.rules import slot_for, tier_for
 from nmafc.core.extraction.salience import proper_nouns, score
 from nmafc.core.facts import FactDraft
-from nmafc.core.text import keyword_terms, sentences
+from nmafc.core.text import STOPWORDS, sentences
 from nmafc.core.tiers import Tier
 from nmafc.core.turns import Message
 
 _ROLES = {"user": "User", "assistant": "Assistant", "system": "System"}
+_AFTER_QUESTION = re.compile(r"(?<=\?)\s+(?=[a-z])")
 _TITLE = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
 
 
@@ -89,9 +90,17 @@ class RuleExtractor:
     def _units(self, message: Message, participants: Sequence[str]) -> list[_Unit]:
         """Group the message's sentences into self-contained units; drop filler."""
         units: list[_Unit] = []
-        said = message.occurred_at
-        for sentence in sentences(message.content):
-            has_time = bool(said and timeexpr.find(sentence, said))
+        when = message.occurred_at
+        assistant = message.role.lower() == "assistant"
+        # A question mark ends a question even when chat carries on in lower case.
+        said = [part for s in sentences(message.content) for part in _AFTER_QUESTION.split(s)]
+        for said_sentence in said:
+            sentence = discourse.as_statement(said_sentence)
+            if sentence is None:
+                continue  # a question stays the speaker's turn; it states no fact
+            if assistant and discourse.is_assistant_chatter(sentence):
+                continue  # "Sure, here you go", "Happy to help": nothing about the world
+            has_time = bool(when and timeexpr.find(sentence, when))
             salience = score(sentence, has_time=has_time, participants=participants)
             if salience.is_filler:
                 continue
@@ -112,7 +121,7 @@ class RuleExtractor:
         self, unit: _Unit, message: Message, speaker: str, addressee: str | None, index: int
     ) -> FactDraft:
         said = message.occurred_at
-        raw = unit.text
+        raw = " ".join(discourse.strip_openers(s) for s in unit.sentences)
         text, times = timeexpr.resolve(raw, said) if said else (raw, [])
         text = pronouns.first_person(text, speaker)
         if addressee:
@@ -121,8 +130,8 @@ class RuleExtractor:
             text = f"{speaker}: {text}"  # attribute it, so the fact still says who said it
         head = unit.sentences[0]
         slot = slot_for(head)
-        topic = " ".join(keyword_terms(head, limit=4))
-        entity = f"{speaker} {slot}" if slot else f"{speaker} {topic}"
+        about = topics.topic(discourse.strip_openers(head), exclude=(speaker, addressee or ""))
+        entity = f"{speaker} {slot or about}"
         return FactDraft(
             content=text,
             entity=slugify(entity),
@@ -135,10 +144,10 @@ class RuleExtractor:
 
     @staticmethod
     def _caption(caption: str, speaker: str, index: int) -> FactDraft:
-        topic = " ".join(keyword_terms(caption, limit=4))
+        about = topics.topic(caption)
         return FactDraft(
             content=f"{speaker} shared an image: {caption.strip()}",
-            entity=slugify(f"{speaker} image {topic}"),
+            entity=slugify(f"{speaker} image {about}"),
             tier=Tier.ACTIVE_CONTEXT,
             importance=0.4,
             related_entities=(slugify(speaker),),
@@ -173,15 +182,18 @@ def _addressee(speakers: Sequence[str], index: int) -> str | None:
 def _names(sentence: str, speaker: str, addressee: str | None) -> list[str]:
     """People, places and titles the sentence names, the speaker first."""
     found = [speaker]
-    found += [t.strip() for t in _TITLE.findall(sentence)]
+    titles = [t.strip() for t in _TITLE.findall(sentence)]
+    found += titles
     phrase: list[str] = []
     for word in [*proper_nouns(sentence), ""]:
+        if word and (topics.is_date_word(word) or word.lower() in STOPWORDS):
+            word = ""  # "March", "Friday": when, not what; a date word also ends a name
         if word and (
             not phrase or sentence.find(word) == sentence.find(phrase[-1]) + len(phrase[-1]) + 1
         ):
             phrase.append(word)
             continue
-        if phrase:
+        if phrase and not any(" ".join(phrase) in title for title in titles):
             found.append(" ".join(phrase))
         phrase = [word] if word else []
     if addressee and re.search(r"\byou(?:r|rs|'re|'ve|'ll|'d)?\b", sentence, re.IGNORECASE):
