@@ -20,6 +20,7 @@ import anyio
 from anyio.to_thread import run_sync
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from starlette.routing import Route
 
 from nmafc import __version__
 from nmafc.api.errors import install_error_handlers
@@ -33,6 +34,7 @@ from nmafc.embedding.base import Embedder
 from nmafc.engine.engine import MemoryEngine
 from nmafc.errors import NmafcError
 from nmafc.live import ColdEventLog, LiveHub, LogTail
+from nmafc.mcp_server.http import McpHttpApp
 from nmafc.providers import create_provider, llm_configured
 from nmafc.services import declared_services, run_services
 from nmafc.settings import Settings, load_settings
@@ -51,6 +53,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     """The HTTP service over the stores ``settings`` name (default: the environment)."""
     settings = _service_settings(settings or load_settings())
     metrics = Metrics()
+    mcp = McpHttpApp()
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, AppState]]:
@@ -86,7 +89,8 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
                         _preload, engine, settings.hot.preload_scopes, stop_preload, metrics
                     )
                     try:
-                        yield {"nmafc": state}
+                        async with mcp.run():
+                            yield {"nmafc": state}
                     finally:
                         stop_preload.set()
                     group.cancel_scope.cancel()
@@ -110,6 +114,8 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     install_error_handlers(app, settings.server.retry_after_s)
     for module in (memories, events, scopes, chat, health, live):
         app.include_router(module.router)
+    # The other doors, same port and keys; kept out of the OpenAPI document.
+    app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
     # The dashboard answers only what no route matches, so API 404/405s stay problems.
     app.router.default = dashboard_app(app.router.default)
     if settings.server.cors_origins:
