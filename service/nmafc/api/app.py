@@ -34,7 +34,6 @@ from nmafc.embedding.base import Embedder
 from nmafc.engine.engine import MemoryEngine
 from nmafc.errors import NmafcError
 from nmafc.live import ColdEventLog, LiveHub, LogTail
-from nmafc.mcp_server.http import McpHttpApp
 from nmafc.providers import create_provider, llm_configured
 from nmafc.services import declared_services, run_services
 from nmafc.settings import Settings, load_settings
@@ -51,6 +50,9 @@ answer errors in OpenAI's shape, `{"error": {"message", "type", "param", "code",
 
 def create_app(settings: Settings | None = None, *, embedder: Embedder | None = None) -> FastAPI:
     """The HTTP service over the stores ``settings`` name (default: the environment)."""
+    # Imported here: the MCP door builds on the API's schemas (nmafc.api imports this module).
+    from nmafc.mcp_server.http import McpHttpApp
+
     settings = _service_settings(settings or load_settings())
     metrics = Metrics()
     mcp = McpHttpApp()
