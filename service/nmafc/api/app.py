@@ -23,6 +23,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 
 from nmafc import __version__
+from nmafc.api import mem0
 from nmafc.api.errors import install_error_handlers
 from nmafc.api.metrics import Metrics
 from nmafc.api.middleware import RequestContext
@@ -116,6 +117,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     install_error_handlers(app, settings.server.retry_after_s)
     for module in (memories, events, scopes, chat, health, live):
         app.include_router(module.router)
+    app.include_router(mem0.router)  # Mem0-compatible (trailing slashes, /v3)
     # The other doors, same port and keys; kept out of the OpenAPI document.
     app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
     # The dashboard answers only what no route matches, so API 404/405s stay problems.

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from anyio.to_thread import run_sync
 
 from nmafc.api.schemas import (
     AddResult,
+    FactIn,
     Memory,
     MemoryHistory,
     MemoryPage,
@@ -31,11 +32,13 @@ from nmafc.api.schemas import (
     SearchResult,
     TierName,
 )
-from nmafc.client import AsyncClient
 from nmafc.core.scope import AgentScope, AnyScope, Scope
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions, RecallResult
 from nmafc.settings import Settings
+
+if TYPE_CHECKING:  # the client imports the API's schemas, whose package imports this
+    from nmafc.client import AsyncClient
 
 # Where searches run: the service's bounded recall threads, else anyio's worker threads.
 RecallRunner = Callable[[Callable[[], RecallResult]], Awaitable[RecallResult]]
@@ -97,6 +100,12 @@ class EngineBackend:
         scope = Scope(self.agent_id, conversation)
         turns = [m.to_message() for m in messages]
         return AddResult.of(await run_sync(self.engine.remember, scope, turns))
+
+    async def ingest(self, conversation: str, facts: list[FactIn]) -> AddResult:
+        """Store explicit facts as given (no extraction), as ``POST /v1/memories``."""
+        scope = Scope(self.agent_id, conversation)
+        drafts = [f.to_draft() for f in facts]
+        return AddResult.of(await run_sync(self.engine.ingest, scope, drafts))
 
     async def search(self, conversation: str, request: SearchRequest) -> SearchResult:
         """Recall, as ``POST /v1/memories/search`` (on the service's recall threads)."""
