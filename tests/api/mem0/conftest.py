@@ -15,7 +15,7 @@ import pytest
 
 from nmafc.testing.processes import NmafcProcess
 
-KEYS = {"alice-key": "agent-a", "bob-key": "agent-b", "root-key": "*"}
+KEYS = {"alice-key": "agent-a", "bob-key": "agent-b", "root-key": "*", "demo-secret": "support-bot"}
 # Every address this test process connects to (an audit hook: nothing is patched).
 CONNECTED: list[Any] = []
 

@@ -1,8 +1,13 @@
-"""Code written for Mem0 runs unchanged: ``mem0ai``'s ``MemoryClient`` with ``host=`` NMAFC."""
+"""Code written for Mem0 runs unchanged: the mem0ai clients with ``host=`` NMAFC, and the README."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -11,6 +16,26 @@ import pytest
 
 from nmafc.testing.processes import NmafcProcess
 from tests.api.mem0.conftest import off_loopback
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_readme_mem0_snippet_runs_and_finds_what_it_added(
+    served: NmafcProcess, tmp_path: Path
+) -> None:
+    section = (ROOT / "README.md").read_text().split("## Other doors", 1)[1]
+    snippet = re.search(r"```python\n(.*?)```", section, re.S)
+    assert snippet, "README.md lacks the Mem0 snippet"
+    code = snippet.group(1).replace("http://127.0.0.1:8000", served.url)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MEM0_DIR": str(tmp_path)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "vegetarian" in done.stdout
 
 
 def user() -> str:

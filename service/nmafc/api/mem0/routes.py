@@ -30,7 +30,7 @@ from nmafc.api.mem0.mapping import (
 from nmafc.api.schemas import FactIn, Memory, MessageIn, PatchMemory, Reach, SearchRequest
 from nmafc.auth import Principal
 from nmafc.doors.backend import EngineBackend
-from nmafc.errors import InvalidInput, MemoryNotFound, UnsupportedParameter
+from nmafc.errors import InvalidInput, UnsupportedParameter
 
 router = APIRouter(include_in_schema=False)
 _SCHEME = re.compile(r"^\s*(token|bearer)\s+(\S+)\s*$", re.IGNORECASE)
@@ -240,26 +240,22 @@ def _positive(value: str, name: str) -> int:
 
 async def _located(backend: EngineBackend, memory_id: str) -> Memory:
     """The memory, wherever it is in the agent (Mem0 ids carry no user)."""
-    try:
-        UUID(memory_id)
-    except ValueError as exc:
-        raise MemoryNotFound(f"No memory {memory_id!r}.") from exc
     return await backend.get("default", memory_id, "agent")
 
 
-@router.get("/v1/memories/{memory_id}/")
+@router.get("/v1/memories/{memory_id:uuid}/")
 async def get(
-    memory_id: str, request: Request, principal: Mem0Principal, state: StateDep
+    memory_id: UUID, request: Request, principal: Mem0Principal, state: StateDep
 ) -> dict[str, Any]:
     """One memory by id."""
     refuse(dict(request.query_params), ["agent_id"], "get")
     backend = _backend(state, agent_for(principal, _agent_named(request)))
-    return memory_json(await _located(backend, memory_id))
+    return memory_json(await _located(backend, str(memory_id)))
 
 
-@router.put("/v1/memories/{memory_id}/")
+@router.put("/v1/memories/{memory_id:uuid}/")
 async def update(
-    memory_id: str, request: Request, principal: Mem0Principal, state: StateDep
+    memory_id: UUID, request: Request, principal: Mem0Principal, state: StateDep
 ) -> dict[str, Any]:
     """New text for a memory (a new version; the old one stays in its history)."""
     body = await _body(request)
@@ -270,14 +266,14 @@ async def update(
     if body.get("text") is None:
         raise InvalidInput("Send `text`.", fix="update(memory_id, text='…')")
     backend = _backend(state, agent_for(principal, _agent_named(request)))
-    found = await _located(backend, memory_id)
+    found = await _located(backend, str(memory_id))
     patch = PatchMemory.model_validate({"content": body["text"]})
-    return memory_json(await backend.update(found.conversation_id, memory_id, patch))
+    return memory_json(await backend.update(found.conversation_id, found.id, patch))
 
 
-@router.delete("/v1/memories/{memory_id}/")
+@router.delete("/v1/memories/{memory_id:uuid}/")
 async def delete(
-    memory_id: str, request: Request, principal: Mem0Principal, state: StateDep
+    memory_id: UUID, request: Request, principal: Mem0Principal, state: StateDep
 ) -> dict[str, Any]:
     """Forget a memory: no longer recalled, its history kept."""
     params = dict(request.query_params)
@@ -285,8 +281,8 @@ async def delete(
         del params["delete_linked"]
     refuse(params, ["agent_id"], "delete")
     backend = _backend(state, agent_for(principal, _agent_named(request)))
-    found = await _located(backend, memory_id)
-    await backend.forget(found.conversation_id, memory_id)
+    found = await _located(backend, str(memory_id))
+    await backend.forget(found.conversation_id, found.id)
     return {"message": "Memory deleted successfully!"}
 
 
@@ -311,12 +307,12 @@ async def delete_all(request: Request, principal: Mem0Principal, state: StateDep
     )
 
 
-@router.get("/v1/memories/{memory_id}/history/")
+@router.get("/v1/memories/{memory_id:uuid}/history/")
 async def history(
-    memory_id: str, request: Request, principal: Mem0Principal, state: StateDep
+    memory_id: UUID, request: Request, principal: Mem0Principal, state: StateDep
 ) -> list[dict[str, Any]]:
     """A memory's versions as Mem0 history entries (ADD, UPDATE, DELETE)."""
     refuse(dict(request.query_params), ["agent_id"], "history")
     backend = _backend(state, agent_for(principal, _agent_named(request)))
-    found = await _located(backend, memory_id)
-    return history_json(await backend.history(found.conversation_id, memory_id, "agent"))
+    found = await _located(backend, str(memory_id))
+    return history_json(await backend.history(found.conversation_id, found.id, "agent"))
