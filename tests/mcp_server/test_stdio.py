@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -17,6 +19,7 @@ from tests.mcp_server.conftest import service_env
 from tests.mcp_server.mcp_client import payload, tool_error
 
 pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def nmafc_mcp(data_dir: Path, *args: str) -> StdioServerParameters:
@@ -80,8 +83,22 @@ async def test_stdio_proxies_to_a_running_service_with_the_key_deciding_the_agen
     assert "Oliveira" not in theirs["context"]
 
 
-def test_nothing_but_protocol_reaches_stdout(tmp_path: Path) -> None:
+def readme_stdio_config() -> dict[str, Any]:
+    """The desktop-client config the README gives, ``{"command": "nmafc", "args": [...]}``."""
+    section = (ROOT / "README.md").read_text().split("## Other doors", 1)[1]
+    found = re.search(r'`(\{"command": "nmafc".*?\})`', section)
+    assert found, "README.md lacks the stdio config"
+    config: dict[str, Any] = json.loads(found.group(1))
+    return config
+
+
+def test_the_readme_stdio_config_speaks_only_protocol_on_stdout(tmp_path: Path) -> None:
+    config = readme_stdio_config()
+    assert config == {"command": "nmafc", "args": ["mcp"]}
     params = nmafc_mcp(tmp_path / "data")
+    # The console script, as a desktop client would find it on PATH.
+    params.command = str(Path(sys.executable).with_name(config["command"]))
+    params.args = config["args"]
     messages = [
         {
             "jsonrpc": "2.0",

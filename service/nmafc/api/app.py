@@ -23,7 +23,6 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.routing import Route
 
 from nmafc import __version__
-from nmafc.api import mem0
 from nmafc.api.errors import install_error_handlers
 from nmafc.api.metrics import Metrics
 from nmafc.api.middleware import RequestContext
@@ -51,7 +50,8 @@ answer errors in OpenAI's shape, `{"error": {"message", "type", "param", "code",
 
 def create_app(settings: Settings | None = None, *, embedder: Embedder | None = None) -> FastAPI:
     """The HTTP service over the stores ``settings`` name (default: the environment)."""
-    # Imported here: the MCP door builds on the API's schemas (nmafc.api imports this module).
+    # Imported here: the doors build on the API's schemas, and nmafc.api imports this module.
+    from nmafc.api import mem0
     from nmafc.mcp_server.http import McpHttpApp
 
     settings = _service_settings(settings or load_settings())
