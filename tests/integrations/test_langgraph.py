@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TypedDict
 
 import pytest
@@ -15,20 +14,9 @@ from nmafc.integrations.langgraph import NmafcStore, conversation_of, namespace_
 from nmafc.testing.processes import NmafcProcess
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NmafcProcess]:
-    root: Path = tmp_path_factory.mktemp("serve")
-    env = {
-        "NMAFC_DATA_DIR": str(root / "data"),
-        "NMAFC_CONFIG": "",
-        "XDG_CONFIG_HOME": str(root / "config"),
-        "NMAFC_API_KEYS": "lg-key:graph-agent,other-key:other-agent",
-    }
-    service = NmafcProcess("serve", env, root / "serve.log").start()
-    try:
-        yield service
-    finally:
-        service.stop()
+@pytest.fixture
+def served(doors_service: NmafcProcess) -> NmafcProcess:
+    return doors_service
 
 
 @pytest.fixture

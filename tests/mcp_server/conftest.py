@@ -1,35 +1,18 @@
-"""One ``nmafc serve`` per module, with two agent-bound keys and an admin key."""
+"""The MCP tests share the doors' ``nmafc serve`` (tests/doors.py has its keys)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from nmafc.testing.processes import NmafcProcess
+from tests.doors import service_env
 
-KEYS = {"alice-key": "agent-a", "bob-key": "agent-b", "root-key": "*"}
-
-
-def service_env(data_dir: Path) -> dict[str, str]:
-    """A fresh data directory, no settings file, the keys above."""
-    return {
-        "NMAFC_DATA_DIR": str(data_dir),
-        "NMAFC_CONFIG": "",
-        "XDG_CONFIG_HOME": str(data_dir / "config"),
-        "NMAFC_API_KEYS": ",".join(f"{k}:{a}" for k, a in KEYS.items()),
-    }
+__all__ = ["service_env"]
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NmafcProcess]:
-    root = tmp_path_factory.mktemp("serve")
-    service = NmafcProcess("serve", service_env(root / "data"), root / "serve.log").start()
-    try:
-        yield service
-    finally:
-        service.stop()
+@pytest.fixture
+def served(doors_service: NmafcProcess) -> NmafcProcess:
+    return doors_service
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The unchanged ``mem0ai`` SDK against one real ``nmafc serve`` per module, on loopback."""
+"""The unchanged ``mem0ai`` SDK against the doors' real ``nmafc serve`` (tests/doors.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import ipaddress
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -15,7 +14,6 @@ import pytest
 
 from nmafc.testing.processes import NmafcProcess
 
-KEYS = {"alice-key": "agent-a", "bob-key": "agent-b", "root-key": "*", "demo-secret": "support-bot"}
 # Every address this test process connects to (an audit hook: nothing is patched).
 CONNECTED: list[Any] = []
 
@@ -59,21 +57,9 @@ def mem0(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
                 os.environ[key] = value
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NmafcProcess]:
-    root = tmp_path_factory.mktemp("serve")
-    data: Path = root / "data"
-    env = {
-        "NMAFC_DATA_DIR": str(data),
-        "NMAFC_CONFIG": "",
-        "XDG_CONFIG_HOME": str(root / "config"),
-        "NMAFC_API_KEYS": ",".join(f"{k}:{a}" for k, a in KEYS.items()),
-    }
-    service = NmafcProcess("serve", env, root / "serve.log").start()
-    try:
-        yield service
-    finally:
-        service.stop()
+@pytest.fixture
+def served(doors_service: NmafcProcess) -> NmafcProcess:
+    return doors_service
 
 
 @pytest.fixture
