@@ -15,7 +15,9 @@ from nmafc.embedding.base import Embedder, Vectors
 from nmafc.embedding.onnx_minilm import OnnxMiniLM
 from nmafc.engine.engine import MemoryEngine
 from nmafc.settings import Settings
+from nmafc.testing.processes import NmafcProcess
 from nmafc.testing.seaweedfs import S3Server, seaweedfs
+from tests.doors import service_env
 
 __all__ = ["S3Server"]
 
@@ -162,3 +164,17 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
             yield server
     except RuntimeError as exc:
         pytest.fail(str(exc))
+
+
+# -- the other doors -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def doors_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NmafcProcess]:
+    """One real ``nmafc serve`` shared by the MCP, Mem0 and LangGraph tests (see doors.py)."""
+    root = tmp_path_factory.mktemp("doors")
+    service = NmafcProcess("serve", service_env(root / "data"), root / "serve.log").start()
+    try:
+        yield service
+    finally:
+        service.stop()

@@ -11,6 +11,7 @@ The tree::
     │   └── InvalidSnapshot
     │   └── RequestValidationFailed
     ├── MalformedRequest (400)
+    ├── UnsupportedParameter (400, a Mem0 parameter NMAFC cannot honour)
     ├── BodyNotUtf8 (415)
     ├── Unauthorized (401)
     ├── NotFound (404)
@@ -114,6 +115,15 @@ class MalformedRequest(NmafcError):
     code = "malformed_request"
     title = "Malformed request"
     default_fix = "Send a complete request whose body matches its Content-Type."
+
+
+class UnsupportedParameter(NmafcError):
+    """A parameter of another API (Mem0) that NMAFC cannot honour without changing meaning."""
+
+    status = 400
+    code = "unsupported_parameter"
+    title = "Parameter not supported"
+    default_fix = "Drop the parameter; docs/integrations.md lists what the Mem0 door supports."
 
 
 class BodyNotUtf8(NmafcError):

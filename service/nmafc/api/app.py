@@ -20,6 +20,7 @@ import anyio
 from anyio.to_thread import run_sync
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from starlette.routing import Route
 
 from nmafc import __version__
 from nmafc.api.errors import install_error_handlers
@@ -50,8 +51,13 @@ answer errors in OpenAI's shape, `{"error": {"message", "type", "param", "code",
 
 def create_app(settings: Settings | None = None, *, embedder: Embedder | None = None) -> FastAPI:
     """The HTTP service over the stores ``settings`` name (default: the environment)."""
+    # Imported here: the doors build on the API's schemas, and nmafc.api imports this module.
+    from nmafc.api import mem0
+    from nmafc.mcp_server.http import McpHttpApp
+
     settings = _service_settings(settings or load_settings())
     metrics = Metrics()
+    mcp = McpHttpApp()
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, AppState]]:
@@ -90,7 +96,8 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
                         _preload, engine, settings.hot.preload_scopes, stop_preload, metrics
                     )
                     try:
-                        yield {"nmafc": state}
+                        async with mcp.run():
+                            yield {"nmafc": state}
                     finally:
                         stop_preload.set()
                     group.cancel_scope.cancel()
@@ -121,6 +128,9 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     install_error_handlers(app, settings.server.retry_after_s)
     for module in (memories, events, scopes, chat, health, live):
         app.include_router(module.router)
+    app.include_router(mem0.router)  # Mem0-compatible (trailing slashes, /v3)
+    # The other doors, same port and keys; kept out of the OpenAPI document.
+    app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
     # The dashboard answers only what no route matches, so API 404/405s stay problems.
     app.router.default = dashboard_app(app.router.default)
     if settings.server.cors_origins:

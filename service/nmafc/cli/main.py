@@ -107,6 +107,24 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--conversation", default="default", help="conversation id")
     chat.set_defaults(run=_chat)
 
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve the memory tools over stdio to an MCP client (embedded, or --url)",
+    )
+    mcp.add_argument(
+        "--url", default=None, help="a running service to proxy to (default: the local stores)"
+    )
+    mcp.add_argument("--api-key", default=None, help="key for --url (default: NMAFC_API_KEY)")
+    mcp.add_argument(
+        "--agent",
+        default=None,
+        help="the agent (embedded: default `default`; --url: only with an admin key)",
+    )
+    mcp.add_argument(
+        "--conversation", default="default", help="conversation when a tool names none"
+    )
+    mcp.set_defaults(run=_mcp)
+
     migrate = sub.add_parser("migrate", help="apply Cold ROM migrations and exit")
     migrate.set_defaults(run=_migrate)
 
@@ -229,6 +247,18 @@ def _chat(args: argparse.Namespace) -> int:
     from nmafc.cli.chat import run_chat
 
     return run_chat(_settings_from(args), agent_id=args.agent, conversation_id=args.conversation)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from nmafc.mcp_server.stdio import run_stdio
+
+    return run_stdio(
+        _settings_from(args),
+        agent_id=args.agent,
+        conversation_id=args.conversation,
+        url=args.url,
+        api_key=args.api_key or os.environ.get("NMAFC_API_KEY") or None,
+    )
 
 
 def _migrate(args: argparse.Namespace) -> int:

@@ -51,6 +51,7 @@ def serve(
         f"  API        {base}/v1/memories\n"
         f"  docs       {base}/docs\n"
         f"  live       {base.replace('http', 'ws', 1)}/ws/live\n"
+        f"  mcp        {base}/mcp (or `nmafc mcp` over stdio)\n"
         f"  dashboard  {dashboard}\n"
         f"  stores     {settings.resolved_cold_uri()} + {settings.resolved_hot_uri()}"
         + (f"\n  workers    {server.workers} processes" if server.workers > 1 else ""),
