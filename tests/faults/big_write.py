@@ -54,4 +54,3 @@ class PeakRss:
     def _watch(self) -> None:
         while not self._stop.wait(self.every_s):
             self.peak = max(self.peak, self.now())
-
