@@ -108,7 +108,9 @@ def test_a_tenant_flooding_agent_wide_searches_cannot_stall_another(
     assert set(statuses) <= {200, 429, 503}, statuses
     assert statuses[429] > 0, f"{FLOODERS} flooders never met the cap: {statuses}"
     before, under = statistics.median(baseline), statistics.median(during)
-    ratio = under / before
+    # Against a floor of 50 ms: a 6 ms search sharing 2 cores with 8 flooders is CPU
+    # sharing, not a stall; a stall is a search waiting behind the flood (seconds).
+    ratio = under / max(before, 0.05)
     print(f"victim p50 {before * 1000:.0f} -> {under * 1000:.0f} ms ({ratio:.1f}x), {statuses}")
     assert ratio < 30, f"the victim's searches slowed {ratio:.1f}x"
 
@@ -143,7 +145,12 @@ def test_a_body_declared_over_the_limit_is_413_before_it_is_sent(service: NmafcP
             b"POST /v1/memories HTTP/1.1\r\nHost: x\r\nX-Agent-ID: a\r\n"
             b"Content-Type: application/json\r\nContent-Length: 50000000\r\n\r\n"
         )
-        said = sock.recv(65536)
+        said = b""
+        while b"payload_too_large" not in said:  # headers and body may come apart
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            said += chunk
     assert said.startswith(b"HTTP/1.1 413"), said[:200]
     assert b"payload_too_large" in said
 

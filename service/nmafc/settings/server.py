@@ -53,9 +53,10 @@ class ServerSettings(BaseModel):
     agent_max_concurrent: int = Field(
         8,
         ge=1,
-        description="Heavy requests (searches, writes, agent-wide stats, chat) one agent may "
-        "have in flight per server process; more are answered 429 agent_busy with "
-        "Retry-After, so one tenant cannot take every thread while others wait.",
+        description="Heavy requests (searches, writes, stats) one agent may have in flight "
+        "per server process; more are answered 429 agent_busy with Retry-After, so one "
+        "tenant cannot take every thread while others wait. Chat calls are not counted "
+        "(their recall has the deadline; memory is skipped, never the call).",
     )
     keep_alive_s: int = Field(
         5, ge=1, description="An idle keep-alive connection is closed after this many seconds."
