@@ -120,7 +120,7 @@ def _cost_line(arms: Mapping[str, Any]) -> str:
 
 def _settings_lines(summary: Mapping[str, Any]) -> list[str]:
     s = summary["settings"]
-    return [
+    lines = [
         f"- Budget: {s['budget']} tokens per question (WordPiece tokens of the embedder's "
         "vocabulary, `nmafc.embedding.tokens.default_counter()`, the same ruler for every arm)"
         + (f"; budgets run: {', '.join(map(str, s['budgets']))}" if len(s["budgets"]) > 1 else ""),
@@ -132,6 +132,13 @@ def _settings_lines(summary: Mapping[str, Any]) -> list[str]:
         f"bm25: k1={s['bm25']['k1']}, b={s['bm25']['b']}; both pack in rank order, skipping "
         "an item that would overflow the budget (the engine renderer's policy).",
     ]
+    if "sessions" in s["arms"]:
+        lines.append(
+            "- sessions: one vector per session from its user turns (the session-document "
+            "method MemPalace publishes), ranked by cosine; the context holds the best "
+            "sessions' turns in rank order, first-fit within the same budget."
+        )
+    return lines
 
 
 def locomo_markdown(summary: Mapping[str, Any]) -> str:
@@ -248,7 +255,7 @@ def longmemeval_markdown(summary: Mapping[str, Any]) -> str:
         "",
         *_settings_lines(summary),
         "- Rankings: nmafc ranks sessions and turns by its recall hits (at most the preset's "
-        "`rerank_top_k`); rag and bm25 by their whole ranking. turn_recall@10 = share of "
+        "`rerank_top_k`); rag, bm25 and sessions by their whole ranking. turn_recall@10 = share of "
         "`has_answer` turns among the first 10 ranked turns.",
     ]
     for metric in (
