@@ -9,9 +9,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from nmafc import errors
 from nmafc.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from nmafc.evaluation.judge import JudgeOptions
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -130,6 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     locomo.add_argument("--out", required=True, type=Path)
     locomo.add_argument("--conversations", default=None, help="sample ids, comma-separated")
     locomo.add_argument("--preset", default=None, help="retrieval preset (default: settings)")
+    _judge_arguments(locomo)
     locomo.set_defaults(run=_eval_locomo)
     lme = eval_sub.add_parser("longmemeval", help="LongMemEval: session and turn recall")
     lme.add_argument("--data", required=True, type=Path, help="longmemeval_*.json(.gz)")
@@ -138,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     lme.add_argument("--limit", type=int, default=None, help="first N questions only")
     lme.add_argument("--budget", type=int, default=1000)
     lme.add_argument("--preset", default=None)
+    _judge_arguments(lme)
     lme.set_defaults(run=_eval_longmemeval)
 
     bench = sub.add_parser("bench", help="performance benchmarks")
@@ -187,6 +193,47 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("--out", type=Path, default=Path("bench-results"))
     load.set_defaults(run=_bench_load)
     return parser
+
+
+def _judge_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "answer and judge (J)",
+        "with --answer-model, each arm's context answers every question through the "
+        "configured upstream (NMAFC_LLM_*) and a judge grades it CORRECT/WRONG; without it "
+        "nothing calls an LLM",
+    )
+    group.add_argument("--answer-model", default=None, help="model that answers (enables J)")
+    group.add_argument("--judge-model", default=None, help="model that grades (default: same)")
+    for flag, what in (
+        ("--price-in", "answer model prompt"),
+        ("--price-out", "answer model completion"),
+        ("--judge-price-in", "judge prompt (default: --price-in)"),
+        ("--judge-price-out", "judge completion (default: --price-out)"),
+    ):
+        group.add_argument(flag, type=float, default=None, help=f"USD per 1M {what} tokens")
+    group.add_argument(
+        "--llm-concurrency", type=int, default=8, help="answer+judge pairs in flight (default 8)"
+    )
+
+
+def _judge_options(args: argparse.Namespace) -> JudgeOptions | None:
+    from nmafc.evaluation import judge
+
+    if args.answer_model is None:
+        if args.judge_model is not None:
+            raise errors.InvalidInput(
+                "--judge-model needs --answer-model.", fix="Add --answer-model MODEL."
+            )
+        return None
+    return judge.JudgeOptions(
+        answer_model=args.answer_model,
+        judge_model=args.judge_model,
+        price_in=args.price_in,
+        price_out=args.price_out,
+        judge_price_in=args.judge_price_in,
+        judge_price_out=args.judge_price_out,
+        concurrency=args.llm_concurrency,
+    )
 
 
 def _service() -> ModuleType:
@@ -282,6 +329,7 @@ def _eval_locomo(args: argparse.Namespace) -> int:
         budget=args.budget,
         conversations=args.conversations,
         preset=args.preset,
+        answer=_judge_options(args),
     )
     print((args.out / "summary.md").read_text())
     return 0
@@ -300,6 +348,7 @@ def _eval_longmemeval(args: argparse.Namespace) -> int:
         limit=args.limit,
         budget=args.budget,
         preset=args.preset,
+        answer=_judge_options(args),
     )
     print((args.out / "summary.md").read_text())
     return 0
