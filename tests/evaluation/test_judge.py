@@ -200,6 +200,11 @@ def test_longmemeval_j_reports_abstention_apart(tmp_path: Path, shared_embedder:
         )
     block = summary["answers"]
     assert len(fake.calls) == 2 * 2 * 2
+    answer_prompts = [
+        c.body["messages"][-1]["content"] for c in fake.calls if "Memory" in str(c.body)
+    ]
+    assert len(answer_prompts) == 4
+    assert all(p.endswith("(Asked on 1 June 2023.)") for p in answer_prompts)  # question_date
     for arm in ("bm25", "sessions"):
         assert block["arms"][arm]["j"] == {"all": 1.0, "single-session-user": 1.0}  # "Oslo"
         assert block["arms"][arm]["apart"]["questions"] == 1

@@ -149,14 +149,19 @@ class Item:
     question: str
     gold: str
     context: str
+    asked_on: str | None = None  # "23 April 2023" when the dataset dates the question
 
 
-def answer_messages(question: str, context: str) -> list[Json]:
-    """The answer request's messages."""
+def answer_messages(question: str, context: str, asked_on: str | None = None) -> list[Json]:
+    """The answer request's messages (with the question's date when the dataset gives one)."""
     memory = context.strip() or "(no excerpts)"
+    asked = f"\n(Asked on {asked_on}.)" if asked_on else ""
     return [
         {"role": "system", "content": ANSWER_SYSTEM},
-        {"role": "user", "content": f"Memory excerpts:\n{memory}\n\nQuestion: {question}"},
+        {
+            "role": "user",
+            "content": f"Memory excerpts:\n{memory}\n\nQuestion: {question}{asked}",
+        },
     ]
 
 
@@ -209,7 +214,7 @@ async def judge_one(provider: ChatProvider, item: Item, options: JudgeOptions) -
     answered = await _call(
         provider,
         options.answer_model,
-        answer_messages(item.question, item.context),
+        answer_messages(item.question, item.context, item.asked_on),
         options.answer_max_tokens,
     )
     answer = completion_text(answered)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nmafc.core.rendering import format_date
 from nmafc.core.retrieval import preset as retrieval_preset
 from nmafc.embedding.base import Embedder
 from nmafc.embedding.factory import create_embedder
@@ -185,7 +186,14 @@ def _judge(
 ) -> dict[tuple[str, str], Judged]:
     """Answer and judge every wanted outcome of the main budget through the upstream LLM."""
     items = [
-        Item(o.arm, o.question.id, o.question.question, o.question.answer, o.retrieval.context)
+        Item(
+            o.arm,
+            o.question.id,
+            o.question.question,
+            o.question.answer,
+            o.retrieval.context,
+            format_date(o.question.asked_at) if o.question.asked_at else None,
+        )
         for per_arm in outcomes.values()
         for o in per_arm
         if wanted(o)
