@@ -122,6 +122,7 @@ def test_locomo_j_is_reported_per_arm_and_category_with_tokens_and_cost(
     block = summary["answers"]
     assert block["settings"]["answer_model"] == ANSWER
     assert block["settings"]["judge_model"] == JUDGE
+    assert "Gold answer: {gold}" in block["settings"]["judge_prompt"]  # recorded with the run
     # 3 arms x 3 judged questions (category 5 is not judged) x (answer + judge).
     assert len(fake.calls) == 18
     assert sorted({c.model for c in fake.calls}) == [ANSWER, JUDGE]

@@ -112,6 +112,8 @@ class JudgeOptions:
             },
             "temperature": 0,
             "concurrency": self.concurrency,
+            "answer_prompt": ANSWER_SYSTEM,
+            "judge_prompt": JUDGE_PROMPT,
         }
 
 
