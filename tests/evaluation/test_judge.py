@@ -296,3 +296,17 @@ def test_the_cli_runs_the_judged_eval_against_the_configured_upstream(tmp_path: 
     assert summary["answers"]["arms"]["sessions"]["j"]["all"] == pytest.approx(2 / 3, abs=1e-4)
     assert summary["answers"]["settings"]["usd_per_1m_tokens"]["answer_in"] == 0.15
     assert "## J: answered from each arm's context" in done.stdout
+
+
+def test_a_judge_model_without_an_answer_model_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from nmafc.cli.main import main
+
+    data = dataset(tmp_path / "locomo.json")
+    code = main(
+        ["eval", "locomo", "--data", str(data), "--out", str(tmp_path / "x"), "--judge-model", "j"]
+    )
+    assert code != 0
+    assert "--answer-model" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

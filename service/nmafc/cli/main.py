@@ -320,6 +320,7 @@ def _eval_locomo(args: argparse.Namespace) -> int:
     from nmafc.evaluation.runner import run_locomo
     from nmafc.runtime import prepare_server_process
 
+    answer = _judge_options(args)  # a wrong flag combination is refused before any work
     prepare_server_process(Settings())  # scored as a server computes (one BLAS thread)
 
     run_locomo(
@@ -329,7 +330,7 @@ def _eval_locomo(args: argparse.Namespace) -> int:
         budget=args.budget,
         conversations=args.conversations,
         preset=args.preset,
-        answer=_judge_options(args),
+        answer=answer,
     )
     print((args.out / "summary.md").read_text())
     return 0
@@ -339,6 +340,7 @@ def _eval_longmemeval(args: argparse.Namespace) -> int:
     from nmafc.evaluation.runner import run_longmemeval
     from nmafc.runtime import prepare_server_process
 
+    answer = _judge_options(args)  # a wrong flag combination is refused before any work
     prepare_server_process(Settings())  # scored as a server computes (one BLAS thread)
 
     run_longmemeval(
@@ -348,7 +350,7 @@ def _eval_longmemeval(args: argparse.Namespace) -> int:
         limit=args.limit,
         budget=args.budget,
         preset=args.preset,
-        answer=_judge_options(args),
+        answer=answer,
     )
     print((args.out / "summary.md").read_text())
     return 0
