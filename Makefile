@@ -60,10 +60,7 @@ openapi: $(STAMP) $(UI_DEPS)  ## regenerate the committed OpenAPI document and t
 bench-http: $(STAMP)  ## recall over HTTP, 32 clients, 10^5 records in 1 and in 1,000 scopes, 1 and 2 workers
 	$(BIN)/nmafc bench http --records 100000 --scopes 1,1000 --workers 1,2 --clients 32 --out benchmarks/results
 
-test: $(STAMP) test-tools ui  ## lint, type-check and the full test suite (PostgreSQL, S3 and browser included)
-	$(BIN)/ruff check service tests benchmarks
-	$(BIN)/ruff format --check service tests benchmarks
-	$(BIN)/mypy
+test: lint typecheck test-tools ui  ## lint, type-check and the full test suite (PostgreSQL, S3 and browser included)
 	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile
 
 # Beyond .venv the tests drive Chromium, `docker-compose config`, strace (the offline guard)
@@ -80,11 +77,12 @@ test-tools:  ## name what the tests need beyond .venv (CI=true: fail if any is m
 	fi; \
 	command -v pg_isready >/dev/null 2>&1 && { pg_isready -h 127.0.0.1 -p 5432 -q || echo "make test: PostgreSQL is not answering on 127.0.0.1:5432 (trust auth, database test): its tests will fail"; } || true
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff, and the layering contracts of docs/architecture.md (import-linter)
 	$(BIN)/ruff check service tests benchmarks
 	$(BIN)/ruff format --check service tests benchmarks
+	$(BIN)/lint-imports
 
-typecheck: $(STAMP)
+typecheck: $(STAMP)  ## mypy, strict on the package
 	$(BIN)/mypy
 
 bench-engine: $(STAMP)  ## 10^5 and 10^6 records: pass time, recall latency, peak memory

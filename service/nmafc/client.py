@@ -27,7 +27,7 @@ import httpx
 from pydantic import BaseModel
 
 from nmafc import errors
-from nmafc.api.schemas import (
+from nmafc.wire import (
     AddResult,
     EventOut,
     EventPage,

@@ -22,6 +22,8 @@ The tree::
     │   └── VersionConflict
     ├── PayloadTooLarge (413)
     ├── TooManyConnections (503, retryable)
+    ├── AgentBusy (429, retryable: the agent has too many heavy requests in flight)
+    ├── RequestTimeout (503, retryable: the request's deadline passed, its work stopped)
     ├── ConfigurationError (500, raised at start-up, never for client input)
     │   ├── EmbeddingModelMismatch
     │   ├── ModelIntegrityError
@@ -195,6 +197,26 @@ class TooManyConnections(NmafcError):
     code = "too_many_connections"
     title = "Too many live connections"
     default_fix = "Retry later, or raise NMAFC_LIVE_MAX_CONNECTIONS."
+
+
+class AgentBusy(NmafcError):
+    status = 429
+    code = "agent_busy"
+    title = "Too many requests in flight for this agent"
+    default_fix = (
+        "Retry after the Retry-After seconds, send fewer concurrent searches and writes "
+        "for this agent, or raise NMAFC_SERVER_AGENT_MAX_CONCURRENT."
+    )
+
+
+class RequestTimeout(NmafcError):
+    status = 503
+    code = "request_timeout"
+    title = "Request took longer than its deadline"
+    default_fix = (
+        "Retry after the Retry-After seconds; narrow the request (scope=conversation, a "
+        "smaller batch), or raise NMAFC_SERVER_REQUEST_TIMEOUT_S."
+    )
 
 
 class ConfigurationError(NmafcError):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from nmafc.api.schemas.responses import SearchResult, search_result_json
+from nmafc.api.converters import search_result, search_result_json
 from nmafc.core.facts import FactDraft
 from nmafc.core.scope import Scope
 from nmafc.core.tiers import Tier
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions
+from nmafc.wire import SearchResult
 from tests.engine.helpers import say
 
 
@@ -35,5 +36,5 @@ def test_search_json_equals_the_models_json_for_facts_turns_and_closed_facts(
 
     assert kinds == {"fact", "turn"}
     assert closed, "an overridden fact should be among the hits"
-    assert body == SearchResult.of(result).model_dump_json().encode()
+    assert body == search_result(result).model_dump_json().encode()
     assert SearchResult.model_validate_json(body).hits[0].id == result.hits[0].id

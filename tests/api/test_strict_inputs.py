@@ -1,7 +1,7 @@
 """Input is read as the schema says: JSON booleans, UTF-8 text, real times, real ids.
 
 Each case here was accepted silently (or answered 500, or "No such route") before; the
-rules are in ``nmafc/api/schemas/base.py`` and ``nmafc/api/bodies.py``.
+rules are in ``nmafc/wire/base.py`` and ``nmafc/api/bodies.py``.
 """
 
 from __future__ import annotations

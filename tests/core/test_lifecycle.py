@@ -13,7 +13,6 @@ from nmafc.core.lifecycle import (
     plan_promotions,
     plan_prune,
     reinforce,
-    visible_at,
 )
 from nmafc.core.tiers import Tier
 
@@ -36,9 +35,6 @@ def test_invalidated_record_stays_readable_with_its_window() -> None:
     r = invalidate(record(valid_at=3), 9, T0, InvalidReason.OVERRIDE)
     assert not r.is_valid
     assert (r.valid_at, r.invalid_at, r.invalid_reason) == (3, 9, "override")
-    assert visible_at(r, 5)
-    assert not visible_at(r, 9)
-    assert not visible_at(r, 2)
 
 
 def test_prune_expires_ephemeral_and_archives_active_but_keeps_core() -> None:

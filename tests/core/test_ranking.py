@@ -18,16 +18,3 @@ def test_list_weights_scale_contributions_and_ties_keep_first_seen_order() -> No
     assert fused[1].score == pytest.approx(0.5 / 61)
     tied = rrf({"x": ["p"], "y": ["q"]})
     assert [f.key for f in tied] == ["p", "q"]
-
-
-def test_mmr_spreads_choices_across_dissimilar_items() -> None:
-    from nmafc.core.ranking import mmr
-
-    # Items 0 and 1 are near-duplicates; 2 is different but slightly less relevant.
-    similar = {(0, 1): 0.99, (0, 2): 0.1, (1, 2): 0.1}
-
-    def sim(a: int, b: int) -> float:
-        return similar[(min(a, b), max(a, b))]
-
-    assert mmr([1.0, 0.95, 0.9], sim, diversity=0.0, limit=3) == [0, 1, 2]
-    assert mmr([1.0, 0.95, 0.9], sim, diversity=0.5, limit=3) == [0, 2, 1]

@@ -14,7 +14,7 @@ import pytest
 from nmafc.embedding.factory import create_embedder
 from nmafc.embedding.openai_compat import OpenAICompatibleEmbedder
 from nmafc.errors import ConfigurationError, EmbeddingUnavailable
-from nmafc.settings import EmbeddingSettings
+from nmafc.settings.embedding import EmbeddingSettings
 
 
 class _EmbeddingsServer(ThreadingHTTPServer):

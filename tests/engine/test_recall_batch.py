@@ -129,7 +129,9 @@ def test_questions_are_embedded_in_the_batch_that_scans_them_and_a_bad_scan_fail
             bad.result(30)
 
     assert gated.calls == [["Who paints?"], ["Who sings?", "Who dances?"]]
-    assert [rid for rid, _ in hits[0]] == [rid for rid, _ in good.search(vector, 3)]
+    assert [rid for rid, _ in hits[0]] == [
+        rid for rid, _ in good.search_many(vector[None, :], 3)[0]
+    ]
     assert np.allclose(vector, shared_embedder.embed(["Who dances?"])[0], atol=1e-6)
     # No hits wanted: the question is embedded, and no set is scanned, not even a bad one.
     _, unscanned = batching.search("Who paints?", [good, other_model], 0)
@@ -137,7 +139,7 @@ def test_questions_are_embedded_in_the_batch_that_scans_them_and_a_bad_scan_fail
     assert unscanned == [[], []]
 
 
-def test_a_scan_batch_searches_each_set_once_per_limit_and_matches_search() -> None:
+def test_a_scan_batch_searches_each_set_once_per_limit_and_matches_each_set_alone() -> None:
     rng = np.random.default_rng(4)
 
     a, b = _filled("a", 40, 8, rng), _filled("b", 25, 8, rng)
@@ -153,6 +155,6 @@ def test_a_scan_batch_searches_each_set_once_per_limit_and_matches_search() -> N
     for scan, per_set in zip(scans, found, strict=True):
         assert len(per_set) == len(scan.sets)
         for working, hits in zip(scan.sets, per_set, strict=True):
-            expected = working.search(scan.query, scan.limit)
+            expected = working.search_many(scan.query[None, :], scan.limit)[0]
             assert [rid for rid, _ in hits] == [rid for rid, _ in expected]
             assert [s for _, s in hits] == pytest.approx([s for _, s in expected], abs=1e-6)

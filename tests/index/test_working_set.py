@@ -32,13 +32,15 @@ def _working_set(n: int, removed: int, seed: int = 3) -> WorkingSet:
 
 
 @pytest.mark.parametrize(("n", "removed", "limit"), [(200, 40, 10), (30, 12, 25), (30, 12, 100)])
-def test_search_many_gives_each_row_what_search_gives(n: int, removed: int, limit: int) -> None:
+def test_search_many_gives_each_row_what_that_query_alone_gives(
+    n: int, removed: int, limit: int
+) -> None:
     working = _working_set(n, removed)
     queries = _unit(np.random.default_rng(11), 7)
     many = working.search_many(queries, limit)
     assert len(many) == len(queries)
     for query, hits in zip(queries, many, strict=True):
-        alone = working.search(query, limit)
+        alone = working.search_many(query[None, :], limit)[0]
         assert [rid for rid, _ in hits] == [rid for rid, _ in alone]
         assert [s for _, s in hits] == pytest.approx([s for _, s in alone], abs=1e-6)
         assert len(hits) == min(limit, n - removed)
@@ -58,7 +60,7 @@ def test_one_query_scores_exactly_as_the_matrix_vector_product() -> None:
     query = _unit(np.random.default_rng(9), 1)[0]
     matrix = np.stack([working.vector(f"r{i}") for i in range(50)])
     expected = matrix @ query
-    for rid, score in working.search(query, 50):
+    for rid, score in working.search_many(query[None, :], 50)[0]:
         assert score == float(expected[int(rid[1:])])
 
 
@@ -122,8 +124,8 @@ def test_a_set_past_the_int8_threshold_searches_as_the_float32_set_does() -> Non
 
     assert quantised.nbytes > plain.nbytes  # the int8 copy is accounted for
     for single in queries[:1]:
-        assert [rid for rid, _ in quantised.search(single, 20)] == [
-            rid for rid, _ in plain.search(single, 20)
+        assert [rid for rid, _ in quantised.search_many(single[None, :], 20)[0]] == [
+            rid for rid, _ in plain.search_many(single[None, :], 20)[0]
         ]
     for mine, theirs in zip(
         quantised.search_many(queries, 20), plain.search_many(queries, 20), strict=True
@@ -182,7 +184,7 @@ def test_a_cache_that_never_freezes_leaves_the_collector_alone(unfrozen_heap: No
 def test_a_frozen_set_is_freed_when_dropped_without_the_collector(unfrozen_heap: None) -> None:
     cache = WorkingSetCache(1 << 30, freeze_every=1)
     working = _quantised_set()
-    working.search(_unit(np.random.default_rng(6), 1)[0], 5)  # lazy structures built
+    working.search_many(_unit(np.random.default_rng(6), 1), 5)  # lazy structures built
     working.keyword_search({"fact": 1.0}, 3.0, 5)
     gone = weakref.ref(working)
     cache.put(working)

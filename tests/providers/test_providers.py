@@ -15,7 +15,7 @@ from nmafc.providers.bedrock import from_converse, to_converse
 from nmafc.providers.factory import llm_configured, provider_kind
 from nmafc.providers.openai_compat import OpenAICompatProvider
 from nmafc.providers.transport import TokenBucket, retry_after_s
-from nmafc.settings import LlmSettings
+from nmafc.settings.llm import LlmSettings
 
 from .fakes import FakeUpstream
 

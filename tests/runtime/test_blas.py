@@ -9,8 +9,14 @@ from threadpoolctl import ThreadpoolController
 
 from nmafc.engine.engine import MemoryEngine
 from nmafc.runtime import prepare_server_process
-from nmafc.runtime.blas import blas_threads, limit_blas_threads
+from nmafc.runtime.blas import limit_blas_threads
 from nmafc.settings import Settings
+
+
+def blas_threads() -> list[int]:
+    """The thread count of each BLAS library loaded in this process."""
+    controllers = ThreadpoolController().select(user_api="blas").lib_controllers
+    return [controller.num_threads for controller in controllers]
 
 
 def test_a_server_process_caps_blas_at_one_thread_unless_configured(settings: Settings) -> None:

@@ -10,7 +10,8 @@ import pytest
 
 from nmafc.core.scope import AgentScope, Scope
 from nmafc.errors import EmbeddingModelMismatch
-from nmafc.storage.hot.lance import HotStore, Watermark, storage_options
+from nmafc.storage.hot.lance import HotStore, Watermark
+from nmafc.storage.hot.s3 import storage_options
 
 from ..conftest import S3Server
 from ..core.factories import record

@@ -74,10 +74,31 @@ def test_keyword_search_structures_exist_per_dialect(cold_uri: str) -> None:
         store.close()
 
 
+def _schema_and_revision(store: ColdStore) -> tuple[str | None, dict[str, list[str]]]:
+    with store.engine.connect() as conn:
+        revision = MigrationContext.configure(conn).get_current_revision()
+    inspector = inspect(store.engine)
+    columns = {
+        table: sorted(c["name"] for c in inspector.get_columns(table))
+        for table in inspector.get_table_names()
+    }
+    return revision, columns
+
+
 def test_upgrading_twice_is_a_no_op(cold_uri: str) -> None:
-    ColdStore.open(cold_uri).close()
-    store = ColdStore.open(cold_uri)
-    store.close()
+    first = ColdStore.open(cold_uri)
+    try:
+        before = _schema_and_revision(first)
+    finally:
+        first.close()
+    second = ColdStore.open(cold_uri)  # runs the upgrade again on an up-to-date database
+    try:
+        after = _schema_and_revision(second)
+        assert _diff_ignoring_search_structures(second) == []
+    finally:
+        second.close()
+    assert before[0] is not None
+    assert after == before
 
 
 def test_migration_files_are_date_prefixed() -> None:

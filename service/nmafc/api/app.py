@@ -23,10 +23,10 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from nmafc import __version__
 from nmafc.api.errors import install_error_handlers
+from nmafc.api.limits import Admission
 from nmafc.api.metrics import Metrics
 from nmafc.api.middleware import RequestContext
 from nmafc.api.routes import chat, events, health, live, memories, scopes
-from nmafc.api.schemas import OpenAIError, Problem
 from nmafc.api.state import AppState, RecallThreads
 from nmafc.auth import Authenticator
 from nmafc.embedding.base import Embedder
@@ -37,6 +37,7 @@ from nmafc.providers import create_provider, llm_configured
 from nmafc.services import declared_services, run_services
 from nmafc.settings import Settings, load_settings
 from nmafc.web import dashboard_app
+from nmafc.wire import OpenAIError, Problem
 
 log = logging.getLogger("nmafc.api")
 
@@ -56,7 +57,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
     async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, AppState]]:
         engine = await _open_engine(settings, embedder)
         try:
-            auth = Authenticator(settings, engine.ctx.cold)
+            auth = Authenticator(settings, engine.cold_store)
             warning = await run_sync(auth.check_exposure, settings.server.host)
             if warning:
                 log.warning("\n%s\n%s\n%s", "!" * 78, warning, "!" * 78)
@@ -64,7 +65,7 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
                 settings.live.queue_size, settings.live.max_connections, metrics.observe_live
             )
             tail = LogTail(
-                ColdEventLog(engine.ctx.cold),
+                ColdEventLog(engine.cold_store),
                 hub,
                 poll_s=settings.live.poll_interval_s,
                 gap_s=settings.live.gap_wait_s,
@@ -74,8 +75,11 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
             services = tuple(declared_services(engine, settings))
             recall_threads = RecallThreads(settings.server.recall_concurrency)
             provider = create_provider(settings.llm) if llm_configured(settings.llm) else None
+            admission = Admission(
+                settings.server.agent_max_concurrent, settings.server.request_timeout_s
+            )
             state = AppState(
-                settings, engine, auth, hub, metrics, services, recall_threads, provider
+                settings, engine, auth, hub, metrics, services, recall_threads, admission, provider
             )
             stop_preload = threading.Event()
             try:
@@ -106,6 +110,10 @@ def create_app(settings: Settings | None = None, *, embedder: Embedder | None = 
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        # Public when on: the schema describes routes, never a tenant's data.
+        docs_url="/docs" if settings.server.docs else None,
+        redoc_url="/redoc" if settings.server.docs else None,
+        openapi_url="/openapi.json" if settings.server.docs else None,
     )
     install_error_handlers(app, settings.server.retry_after_s)
     for module in (memories, events, scopes, chat, health, live):

@@ -13,13 +13,13 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import HTTPConnection
 
 from nmafc.api.metrics import Metrics
-from nmafc.api.schemas import ID_PATTERN, Reach
 from nmafc.api.state import AppState
 from nmafc.auth import Principal
 from nmafc.core.scope import AgentScope, AnyScope, Scope
 from nmafc.engine.engine import MemoryEngine
 from nmafc.errors import AgentNotReachable, InvalidInput
 from nmafc.settings import Settings
+from nmafc.wire import ID_PATTERN, Reach
 
 DEFAULT_CONVERSATION = "default"
 

@@ -19,14 +19,15 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from nmafc.api.logs import request_id_var
-from nmafc.api.schemas import OpenAIError, OpenAIErrorDetail, Problem
 from nmafc.errors import (
+    AgentBusy,
     MalformedRequest,
     MemoryNotFound,
     MethodNotAllowed,
     NmafcError,
     ProviderError,
     ProviderNotConfigured,
+    RequestTimeout,
     RequestValidationFailed,
     RouteNotFound,
     StoreNotWritable,
@@ -34,6 +35,7 @@ from nmafc.errors import (
     TooManyConnections,
     Unauthorized,
 )
+from nmafc.wire import OpenAIError, OpenAIErrorDetail, Problem
 
 PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger(__name__)
@@ -132,7 +134,9 @@ def _headers(
     error: NmafcError, retry_after_s: int, given: Mapping[str, str] | None
 ) -> dict[str, str]:
     headers = dict(given or {})
-    if isinstance(error, StoreUnavailable | StoreNotWritable | TooManyConnections):
+    if isinstance(
+        error, StoreUnavailable | StoreNotWritable | TooManyConnections | AgentBusy | RequestTimeout
+    ):
         headers["Retry-After"] = str(retry_after_s)
     if isinstance(error, ProviderError) and error.retry_after_s is not None:
         headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
@@ -229,10 +233,12 @@ _DESCRIPTIONS = {
     413: "Request body too large",
     415: "The body is not UTF-8 JSON (another encoding, a byte-order mark, another charset)",
     422: "Invalid request",
-    429: "The upstream LLM is rate limiting; retry after `Retry-After` seconds",
+    429: "Too many requests in flight (this agent's, or the upstream LLM's); retry after "
+    "`Retry-After` seconds",
     500: "Internal error (a bug)",
     502: "The upstream LLM failed; the error's detail carries its message",
-    503: "A store is unreachable; retry after `Retry-After` seconds",
+    503: "A store is unreachable, or the request ran out of time; retry after `Retry-After` "
+    "seconds",
     504: "The upstream LLM timed out",
 }
 

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
+from nmafc.api.limits import Admission
 from nmafc.api.metrics import Metrics
 from nmafc.auth import Authenticator
 from nmafc.engine.engine import MemoryEngine
@@ -54,4 +55,5 @@ class AppState:
     metrics: Metrics
     services: tuple[Service, ...]
     recall_threads: RecallThreads
+    admission: Admission
     provider: ChatProvider | None = None  # the upstream LLM, when one is configured

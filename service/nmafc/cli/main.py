@@ -12,7 +12,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from nmafc import errors
-from nmafc.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from nmafc.settings import Settings
 
 if TYPE_CHECKING:
     from nmafc.evaluation.judge import JudgeOptions
@@ -243,6 +245,8 @@ def _service() -> ModuleType:
 
 
 def _settings_from(args: argparse.Namespace) -> Settings:
+    from nmafc.settings import load_settings
+
     return load_settings(args.config)
 
 

@@ -45,8 +45,15 @@ def effective_lambda(params: DecayParams, tier: Tier, k: int) -> float:
 def weight_at(record: MemoryRecord, now: float, params: DecayParams) -> float:
     """The record's weight at clock ``now``. Invalidated records keep their weight frozen."""
     at = now if record.invalid_at is None else min(now, record.invalid_at)
-    elapsed = max(0.0, at - record.anchor_turn)
-    return record.weight0 * math.exp(-effective_lambda(params, record.tier, record.k) * elapsed)
+    return decayed_weight(record.weight0, record.anchor_turn, record.tier, record.k, at, params)
+
+
+def decayed_weight(
+    weight0: float, anchor_turn: float, tier: Tier, k: int, now: float, params: DecayParams
+) -> float:
+    """Weight ``weight0`` set at ``anchor_turn``, decayed to clock ``now``."""
+    elapsed = max(0.0, now - anchor_turn)
+    return weight0 * math.exp(-effective_lambda(params, tier, k) * elapsed)
 
 
 def expires_turn(

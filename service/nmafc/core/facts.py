@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from nmafc.core.tiers import Tier
+
+if TYPE_CHECKING:  # numpy only types the vector: a draft is built without it (the client)
+    import numpy as np
+    import numpy.typing as npt
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,11 +55,6 @@ def invalidate(
     return record.evolve(invalid_at=at_turn, invalid_at_time=at_time, invalid_reason=reason.value)
 
 
-def visible_at(record: MemoryRecord, as_of: float) -> bool:
-    """True if the record was valid at clock ``as_of`` (point-in-time queries)."""
-    return record.valid_at <= as_of and (record.invalid_at is None or record.invalid_at > as_of)
-
-
 def as_seen_at(
     record: MemoryRecord,
     as_of: float | None,

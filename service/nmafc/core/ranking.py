@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -35,34 +35,3 @@ def rrf(
                 entry.ranks[name] = rank
                 entry.score += weight / (k + rank)
     return sorted(fused.values(), key=lambda f: -f.score)
-
-
-def mmr(
-    scores: Sequence[float],
-    similarity: Callable[[int, int], float | None],
-    diversity: float,
-    limit: int,
-) -> list[int]:
-    """Maximal Marginal Relevance: re-order items (best first) to cover more ground.
-
-    Each step takes the item maximising ``(1 − d)·relevance − d·max similarity to the items
-    already taken``, relevance being the item's score scaled to [0, 1]. ``similarity`` may
-    return None for pairs it cannot compare (they do not penalise each other).
-    """
-    if not scores or diversity <= 0:
-        return list(range(min(limit, len(scores))))
-    top, bottom = max(scores), min(scores)
-    span = (top - bottom) or 1.0
-    relevance = [(s - bottom) / span for s in scores]
-    remaining = list(range(len(scores)))
-    chosen: list[int] = []
-    closest = [0.0] * len(scores)
-    while remaining and len(chosen) < limit:
-        best = max(remaining, key=lambda i: (1 - diversity) * relevance[i] - diversity * closest[i])
-        chosen.append(best)
-        remaining.remove(best)
-        for i in remaining:
-            sim = similarity(best, i)
-            if sim is not None and sim > closest[i]:
-                closest[i] = sim
-    return chosen

@@ -54,9 +54,9 @@ def _format_day(year: int, month: int, day: int) -> str:
     return f"{day} {date(year, month, day).strftime('%B %Y')}"
 
 
-def fact_line(record: MemoryRecord, excerpt: str | None = None) -> str:
+def fact_line(record: MemoryRecord) -> str:
     """One fact under its date header; a closed fact also says until when, and why."""
-    content = record.content if excerpt is None else excerpt
+    content = record.content
     if record.invalid_at is None or is_decayed(record):
         return f"- {content}"  # a faded fact is still true: only contradictions get an end
     end = (
@@ -106,9 +106,6 @@ class Hydration:
     full_turns: int = 3
     trimmed_lines: int = 1
     source_share: float = 0.4
-    fact_sentences: int = 0
-    """Beyond the first ``full_turns`` facts, show a long fact as only this many of its
-    best-matching sentences (0 shows every fact whole)."""
     turn_for_fact: float = 0.0
     """Show a fact's whole source turn instead of the fact when the turn costs at most this
     many times the fact line: the verbatim turn carries more of what was said for about the
@@ -197,13 +194,7 @@ def render(
 
     for candidate in candidates:
         if candidate.record is not None:
-            excerpt = None
-            if hydration.fact_sentences and len(facts) >= hydration.full_turns:
-                trimmed = best_lines(
-                    candidate.record.content, query_terms, hydration.fact_sentences
-                )
-                excerpt = trimmed if trimmed != candidate.record.content else None
-            line = fact_line(candidate.record, excerpt)
+            line = fact_line(candidate.record)
             cost = count(line) + 1
             if swap_for_turn(candidate.record, candidate.sources, cost):
                 continue

@@ -15,9 +15,6 @@ class RetrievalConfig(BaseModel):
     vector_top_k: int = Field(30, ge=0, description="Hot vector hits taken into fusion.")
     keyword_top_k: int = Field(30, ge=0, description="Cold keyword hits over facts.")
     turn_top_k: int = Field(20, ge=0, description="Cold keyword hits over raw turns.")
-    turn_vector_top_k: int = Field(
-        0, ge=0, description="Turns reached through their facts' vector hits (0 = off)."
-    )
     max_hops: int = Field(2, ge=0, le=4, description="Spreading activation depth.")
     graph_seeds: int = Field(5, ge=0, description="Top vector hits the graph walk starts from.")
     graph_limit: int = Field(30, ge=0, description="Most records spreading activation adds.")
@@ -42,13 +39,6 @@ class RetrievalConfig(BaseModel):
         description="How much a fact's decayed weight scales its fused score "
         "(a bounded multiplier: score · (1 − m + m·w)); never a filter.",
     )
-    diversity: float = Field(
-        0.0,
-        ge=0.0,
-        le=1.0,
-        description="Maximal Marginal Relevance weight when ordering fused hits: 0 keeps "
-        "the fused order; higher spreads the context over more distinct facts.",
-    )
     rerank_top_k: int = Field(
         60,
         ge=1,
@@ -61,12 +51,6 @@ class RetrievalConfig(BaseModel):
     )
     source_share: float = Field(
         0.45, ge=0.0, le=1.0, description="Most of the budget source turns may take."
-    )
-    fact_sentences: int = Field(
-        0,
-        ge=0,
-        description="Beyond the first hydrate_full_turns facts, show a long fact as its best "
-        "sentences only (0 shows facts whole).",
     )
     turn_for_fact: float = Field(
         1.3,

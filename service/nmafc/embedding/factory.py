@@ -7,7 +7,7 @@ from pathlib import Path
 from nmafc.embedding.base import Embedder
 from nmafc.embedding.onnx_minilm import MODEL_NAME, OnnxMiniLM
 from nmafc.errors import ConfigurationError
-from nmafc.settings import EmbeddingSettings
+from nmafc.settings.embedding import EmbeddingSettings
 
 
 def create_embedder(settings: EmbeddingSettings, cache_dir: Path | None = None) -> Embedder:

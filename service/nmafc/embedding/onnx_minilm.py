@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from tokenizers import Tokenizer
 
+from nmafc import deadline
 from nmafc.embedding.base import Vectors, normalise
 from nmafc.embedding.quantized import quantized_model
 from nmafc.errors import MissingExtra, ModelIntegrityError
@@ -174,6 +175,7 @@ class OnnxMiniLM:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.empty((len(texts), DIM), dtype=np.float32)
         for start in range(0, len(order), self._batch_size):
+            deadline.check("while embedding")
             idx = order[start : start + self._batch_size]
             out[idx] = self._embed_batch([texts[i] for i in idx])
         return out

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from nmafc import deadline
 from nmafc.core.decay import DecayParams
 from nmafc.core.events import Event
 from nmafc.core.extraction import Extractor
@@ -59,6 +60,7 @@ class EngineContext:
         self, scope: Scope, build: Build[T], *, defer_hot: bool = False
     ) -> tuple[T, list[Event]]:
         """:meth:`write`, also returning the events as stored (with ids and seqs)."""
+        deadline.check("before the write")
         with self.locks.hold(scope):
             with self.cold.write() as session:
                 row = session.scopes.lock(scope)
@@ -67,6 +69,8 @@ class EngineContext:
                     row, stored = changes.apply(session, row)
                 else:
                     stored = []
+                # The last point a write may stop: raising here rolls the transaction back.
+                deadline.check("before the write committed")
             self.hot.commit(row, stored, changes.vectors, defer=defer_hot)
         self.publish(scope, stored)
         return result, stored

@@ -11,10 +11,12 @@ import logging
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nmafc.core.decay import weight_at
+from nmafc import deadline
+from nmafc.core.decay import decayed_weight
 from nmafc.core.events import Event
 from nmafc.core.extraction import Extractor, VerbatimExtractor
 from nmafc.core.extraction.rule_based import ExtractionConfig, RuleExtractor
@@ -25,6 +27,7 @@ from nmafc.core.retrieval import RetrievalConfig, preset
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.tiers import parse_tier
 from nmafc.core.turns import Message
+from nmafc.directory import Conversation, conversations
 from nmafc.embedding.base import Embedder
 from nmafc.embedding.factory import create_embedder
 from nmafc.embedding.tokens import default_counter
@@ -45,7 +48,8 @@ from nmafc.settings import Settings
 from nmafc.storage.cold import ColdStore
 from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot.compaction import CompactionPolicy
-from nmafc.storage.hot.lance import HotStore, storage_options
+from nmafc.storage.hot.lance import HotStore
+from nmafc.storage.hot.s3 import storage_options
 
 log = logging.getLogger(__name__)
 
@@ -291,6 +295,8 @@ class MemoryEngine:
             return dict(working.records)
 
     def stats(self, scope: AnyScope) -> Stats:
+        """Counts and weights of a conversation or an agent, by queries on the Cold ROM."""
+        deadline.check("before stats")
         with self.ctx.cold.read() as session:
             rows = (
                 [session.scopes.get(scope)]
@@ -302,15 +308,21 @@ class MemoryEngine:
             invalidated = session.facts.count_invalid(scope)
             turns = session.turns.count(scope)
             events = session.events.counts_by_kind(scope)
-        weights: list[float] = []
-        for row in present:
-            working = self.ctx.hot.working_set(row)
-            now = self.ctx.clock(row.turn)
-            with working.lock:
-                weights += [weight_at(r, now, self.ctx.decay) for r in working.records.values()]
-        histogram = [0] * 10
-        for w in weights:
-            histogram[min(9, int(w * 10))] += 1
+            # Weights from the Cold ROM's rows, streamed: never a working set loaded for
+            # this (an agent-wide stats once loaded every conversation's, one by one).
+            clocks = {row.pk: self.ctx.clock(row.turn) for row in present}
+            histogram, total, weighed = [0] * 10, 0.0, 0
+            for terms in session.facts.decay_terms(scope):
+                if weighed % 4096 == 0:
+                    deadline.check("while weighing records")
+                now = clocks.get(terms.scope_pk)
+                if now is None:
+                    continue
+                w = decayed_weight(
+                    terms.weight0, terms.anchor_turn, terms.tier, terms.k, now, self.ctx.decay
+                )
+                histogram[min(9, int(w * 10))] += 1
+                total, weighed = total + w, weighed + 1
         return Stats(
             scope=str(scope),
             turn=max((r.turn for r in present), default=0.0),
@@ -319,7 +331,7 @@ class MemoryEngine:
             turns=turns,
             events=events,
             hot_rows=self.ctx.hot.store.count(scope),
-            mean_weight=sum(weights) / len(weights) if weights else None,
+            mean_weight=total / weighed if weighed else None,
             weight_histogram=histogram,
         )
 
@@ -424,6 +436,23 @@ class MemoryEngine:
 
     def import_snapshot(self, scope: Scope, path: Path) -> dict[str, int]:
         return self._snapshots.import_(scope, path)
+
+    # -- for what the service runs beside the engine ----------------------------------
+
+    def conversations(
+        self, agents: Sequence[str] | None, limit: int
+    ) -> tuple[list[Conversation], bool]:
+        """The conversations of ``agents`` (None: every agent), and whether ``limit`` cut them."""
+        return conversations(self.ctx.cold, agents, limit)
+
+    def lease(self, name: str) -> AbstractContextManager[bool]:
+        """Hold the named lease if no process (in any replica) does; yields whether it is held."""
+        return self.ctx.cold.lease(name)
+
+    @property
+    def cold_store(self) -> ColdStore:
+        """The Cold ROM, for the parts the lifespan wires beside the engine (keys, live tail)."""
+        return self.ctx.cold
 
     def close(self) -> None:
         try:

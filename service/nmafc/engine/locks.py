@@ -36,8 +36,3 @@ class ScopeLocks:
                     del self._locks[scope]
                 else:
                     self._locks[scope] = (lock, users - 1)
-
-    def held(self) -> int:
-        """How many scopes currently have holders or waiters (for tests and metrics)."""
-        with self._guard:
-            return len(self._locks)

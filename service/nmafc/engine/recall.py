@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from nmafc import deadline
 from nmafc.core.decay import weight_at
 from nmafc.core.lifecycle import as_seen_at
 from nmafc.core.query_dates import periods
-from nmafc.core.ranking import mmr, rrf
+from nmafc.core.ranking import rrf
 from nmafc.core.records import MemoryRecord
 from nmafc.core.reinforcement import due, used
 from nmafc.core.rendering import Candidate, Hydration, Rendered, render
@@ -133,6 +134,7 @@ class Recall:
             raise InvalidInput("The query is empty.", fix="Send a non-empty `query`.")
         if options.budget_tokens < 1:
             raise InvalidInput("`budget_tokens` must be positive.", fix="Use e.g. 1000.")
+        deadline.check("before recall")
         rows = self._rows(scope)
         if not rows:
             return RecallResult(query, "", 0, [], [], [], [], 0, preset_name)
@@ -144,6 +146,7 @@ class Recall:
         )
         history = where.point_in_time or options.include_invalidated
         reach = self._reach(scope, rows, options, history)
+        deadline.check("after loading the working sets")
         live, sets = reach.live, [*reach.live, *reach.archives]  # working sets, then archives
         cold, found = self.ctx.cold, lists.Pool()
         # Facts held in RAM are looked up there; history, an archive kept only in the
@@ -185,6 +188,7 @@ class Recall:
             query_vector, per_set = self.ctx.batching.search(query, sets, config.vector_top_k)
             vector = lists.vector_hits(sets, per_set, config.vector_top_k, found)
             vector = self._elsewhere(scope, reach, query_vector, vector, config, found)
+        deadline.check("after the vector search")
         graph = lists.graph_hits(live, vector, query_vector, config, found)
         keyword_ids = (
             keyword.result()
@@ -205,11 +209,13 @@ class Recall:
         if reach.elsewhere:
             missing = [rid for rid in missing if rid not in found.cosine]
             found.cosine.update(lists.cold_cosines(cold, scope, query_vector, missing, found))
+        deadline.check("before ranking")
         limit = max(config.rerank_top_k, options.top_k or 0)
-        hits = self._diversify(self._fuse(ranked, config, found, rows), config, limit, sets)
+        hits = self._fuse(ranked, config, found, rows)[:limit]
 
         rendered = self._render(scope, query, hits, options.budget_tokens, config)
         reinforced = 0
+        deadline.check("before reinforcing")
         if options.reinforce and not history:
             cosine = {h.id: h.breakdown.vector for h in hits if h.breakdown.vector is not None}
             shown = {*rendered.fact_ids, *rendered.shown_as_turns}
@@ -247,7 +253,7 @@ class Recall:
         archive_in_ram = options.include_archived and not self.ctx.cold.vector_search
         in_cold = options.include_archived and not archive_in_ram
         if isinstance(scope, Scope) and self.ctx.hot.cache.enabled:
-            live = [self.ctx.hot.working_set(row) for row in rows]
+            live = [self._load(row) for row in rows]
             archives = [self.ctx.archive.index(row) for row in rows] if archive_in_ram else []
             return _Reach(live, archives, live_elsewhere=False, archive_elsewhere=in_cold)
         live = [ws for row in rows if (ws := self.ctx.hot.cached(row)) is not None]
@@ -262,6 +268,10 @@ class Recall:
             live_elsewhere=len(live) < len(rows),
             archive_elsewhere=in_cold or (archive_in_ram and len(archives) < len(rows)),
         )
+
+    def _load(self, row: ScopeRow) -> WorkingSet:
+        deadline.check("before loading a working set")
+        return self.ctx.hot.working_set(row)
 
     def _elsewhere(
         self,
@@ -347,25 +357,6 @@ class Recall:
         hits.sort(key=lambda h: -h.score)
         return hits
 
-    @staticmethod
-    def _diversify(
-        hits: list[Hit], config: RetrievalConfig, limit: int, sets: Sequence[WorkingSet]
-    ) -> list[Hit]:
-        """Re-order the fused hits by MMR over fact vectors (turns are never penalised)."""
-        if config.diversity <= 0 or len(hits) <= 1:
-            return hits[:limit]
-        pool = hits[: limit * 2]
-        vectors: dict[str, Vector] = {}
-        for working in sets:
-            vectors.update(working.vectors([h.id for h in pool if h.kind == "fact"]))
-
-        def similarity(a: int, b: int) -> float | None:
-            va, vb = vectors.get(pool[a].id), vectors.get(pool[b].id)
-            return None if va is None or vb is None else float(va @ vb)
-
-        order = mmr([h.score for h in pool], similarity, config.diversity, limit)
-        return [pool[i] for i in order]
-
     def _render(
         self,
         scope: AnyScope,
@@ -403,7 +394,6 @@ class Recall:
                 trimmed_lines=config.hydrate_lines,
                 source_share=config.source_share,
                 turn_for_fact=config.turn_for_fact,
-                fact_sentences=config.fact_sentences,
             ),
         )
 

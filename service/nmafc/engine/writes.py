@@ -9,6 +9,7 @@ from datetime import datetime
 
 import numpy as np
 
+from nmafc import deadline
 from nmafc.core.decay import with_expiry
 from nmafc.core.entities import slugify
 from nmafc.core.events import EventKind
@@ -17,7 +18,7 @@ from nmafc.core.lifecycle import InvalidReason, invalidate
 from nmafc.core.records import MemoryRecord, utcnow
 from nmafc.core.reinforcement import strengthen
 from nmafc.core.scope import Scope
-from nmafc.core.tiers import Tier, parse_tier
+from nmafc.core.tiers import parse_tier
 from nmafc.core.turns import Message, Turn, dated, validate_messages
 from nmafc.embedding.base import Vectors
 from nmafc.engine.changes import ChangeSet
@@ -72,6 +73,7 @@ class Writes:
         # Before extraction: "yesterday" in an undated reply resolves against its dated call.
         messages = dated(messages, received)
         drafts = self.ctx.extractor.extract(messages)
+        deadline.check("after extracting facts")
         vectors = self._vectors_for(drafts)
 
         def build(session: ColdSession, row: ScopeRow) -> tuple[ChangeSet, WriteResult | None]:
@@ -361,11 +363,6 @@ class Writes:
         if record is None or not record.is_valid:
             raise MemoryNotFound(f"No valid memory {record_id!r} in {scope}.")
         return record
-
-
-def tier_or_default(value: str | Tier | None) -> Tier:
-    """Parse an optional tier name, defaulting to ActiveContext."""
-    return Tier.ACTIVE_CONTEXT if value is None else parse_tier(value)
 
 
 def _embedding_text(draft: FactDraft) -> str:

@@ -103,16 +103,13 @@ class WorkingSet:
             if self._int8 is not None:
                 self._int8.sync(self._matrix, n)
 
-    def search(self, query: Vector, limit: int) -> list[tuple[str, float]]:
-        """Exact cosine similarity (vectors are unit length): ``(id, cosine)`` best first."""
-        return self.search_many(np.asarray(query, dtype=np.float32)[None, :], limit)[0]
-
     def search_many(self, queries: Vector, limit: int) -> list[list[tuple[str, float]]]:
-        """:meth:`search` for each row of ``queries`` (q × dim), in one matrix product.
+        """Exact cosine similarity (vectors are unit length) for each row of ``queries``
+        (q × dim), in one matrix product: ``(id, cosine)`` best first, per query.
 
         The matrix is read once for all queries, which is what makes concurrent recalls
         cheaper together: a scan is bound by memory bandwidth, not arithmetic. With several
-        queries the scores may differ from :meth:`search`'s in the last float bit (a
+        queries the scores may differ from a single query's in the last float bit (a
         matrix-matrix product sums in another order), which can swap two near-equal scores.
         """
         queries = np.asarray(queries, dtype=np.float32)

@@ -20,7 +20,7 @@ from nmafc.errors import ProviderError
 from nmafc.providers.base import Chunk, Json
 from nmafc.providers.openai_compat import response_json, sse_data
 from nmafc.providers.transport import Upstream
-from nmafc.settings import LlmSettings
+from nmafc.settings.llm import LlmSettings
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"

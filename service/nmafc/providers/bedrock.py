@@ -19,7 +19,7 @@ import anyio.to_thread
 from nmafc.errors import MissingExtra, ProviderError
 from nmafc.providers.anthropic import STOP_REASONS, to_anthropic
 from nmafc.providers.base import Chunk, Json, status_error
-from nmafc.settings import LlmSettings
+from nmafc.settings.llm import LlmSettings
 
 _DONE = object()
 

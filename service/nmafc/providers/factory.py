@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 from nmafc.errors import ProviderNotConfigured
 from nmafc.providers.base import ChatProvider
-from nmafc.settings import LlmSettings
+from nmafc.settings.llm import LlmSettings
 
 
 def provider_kind(settings: LlmSettings) -> str:

@@ -13,7 +13,7 @@ import httpx
 from nmafc.errors import ProviderError
 from nmafc.providers.base import Chunk, Json, transport_error, upstream_message
 from nmafc.providers.transport import Upstream
-from nmafc.settings import LlmSettings
+from nmafc.settings.llm import LlmSettings
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 

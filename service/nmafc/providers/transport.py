@@ -21,7 +21,7 @@ import httpx
 
 from nmafc.errors import ProviderError
 from nmafc.providers.base import status_error, transport_error, upstream_message
-from nmafc.settings import LlmSettings
+from nmafc.settings.llm import LlmSettings
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 BACKOFF_BASE_S = 0.25

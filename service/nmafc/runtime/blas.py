@@ -22,9 +22,3 @@ def limit_blas_threads(threads: int) -> None:
     """
     if threads > 0:
         ThreadpoolController().limit(limits=threads, user_api="blas")
-
-
-def blas_threads() -> list[int]:
-    """The thread count of each BLAS library loaded in this process."""
-    controllers = ThreadpoolController().select(user_api="blas").lib_controllers
-    return [controller.num_threads for controller in controllers]

@@ -41,9 +41,7 @@ class MaintenanceService(Service):
 
     def maintain(self, scope: Scope) -> MaintenanceReport | None:
         """One scope's pass if this replica gets its lease and it is still due."""
-        with self.engine.ctx.cold.lease(
-            f"maintain\x1f{scope.agent_id}\x1f{scope.conversation_id}"
-        ) as held:
+        with self.engine.lease(f"maintain\x1f{scope.agent_id}\x1f{scope.conversation_id}") as held:
             if not held or not self.engine.maintenance_due(scope):
                 return None
             report = self.engine.maintain(scope)
@@ -82,7 +80,7 @@ class CompactionService(Service):
         timer = time.monotonic() - self._last >= self.longest_s
         if not timer and not self.engine.compaction_due():
             return 0
-        with self.engine.ctx.cold.lease("compaction") as held:
+        with self.engine.lease("compaction") as held:
             if not held:
                 return 0
             try:

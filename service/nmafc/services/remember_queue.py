@@ -30,7 +30,7 @@ class RememberQueueService(Service):
             # Claiming happens in the remember transaction, so replicas draining the same
             # conversation at once cannot apply an exchange twice; the lease only saves the
             # duplicate extraction work.
-            with self.engine.ctx.cold.lease(
+            with self.engine.lease(
                 f"remember\x1f{scope.agent_id}\x1f{scope.conversation_id}"
             ) as held:
                 if not held:

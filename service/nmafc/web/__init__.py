@@ -22,7 +22,16 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 STATIC_DIR = Path(__file__).parent / "static"
 BUILD_HINT = "make ui"
 # Paths that belong to the API even when no route matches: always a problem+json 404/405.
-API_PREFIXES = ("/v1/", "/ws/", "/metrics", "/healthz", "/readyz", "/docs", "/openapi.json")
+API_PREFIXES = (
+    "/v1/",
+    "/ws/",
+    "/metrics",
+    "/healthz",
+    "/readyz",
+    "/docs",
+    "/redoc",
+    "/openapi.json",
+)
 # Next.js puts a content hash in these names, so browsers may keep them for good.
 IMMUTABLE_PREFIX = "/_next/static/"
 

@@ -1,6 +1,6 @@
 """First and second person become names, so a fact stands on its own."""
 
-from nmafc.core.extraction.pronouns import first_person, mentions_person, second_person
+from nmafc.core.extraction.pronouns import first_person, second_person
 
 
 def test_first_person_becomes_the_speaker() -> None:
@@ -23,8 +23,3 @@ def test_second_person_becomes_the_addressee() -> None:
     assert second_person("You'd be a great counselor! Your empathy helps.", "Caroline") == (
         "Caroline would be a great counselor! Caroline's empathy helps."
     )
-
-
-def test_person_detection() -> None:
-    assert mentions_person("Did you see it?")
-    assert not mentions_person("The sky is blue.")

@@ -1102,7 +1102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ready"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1197,7 +1197,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description The upstream LLM is rate limiting; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1215,7 +1215,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1292,7 +1292,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1357,7 +1366,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1455,7 +1473,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1547,7 +1574,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1638,7 +1674,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1730,7 +1775,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1822,7 +1876,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -1916,7 +1979,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2007,7 +2079,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2111,7 +2192,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2205,7 +2295,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2243,7 +2342,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description The upstream LLM is rate limiting; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2261,7 +2360,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIError"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2319,7 +2418,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2383,7 +2482,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A store is unreachable; retry after `Retry-After` seconds */
+            /** @description Too many requests in flight (this agent's, or the upstream LLM's); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A store is unreachable, or the request ran out of time; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -25,10 +25,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from starlette.background import BackgroundTask
 
+from nmafc import deadline
 from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import DEFAULT_CONVERSATION, PrincipalDep, StateDep
 from nmafc.api.errors import openai_error_responses
-from nmafc.api.schemas import ID_PATTERN
 from nmafc.api.state import AppState
 from nmafc.core.chat import (
     MemoryOptions,
@@ -44,6 +44,7 @@ from nmafc.core.scope import Scope
 from nmafc.engine.recall import RecallOptions
 from nmafc.errors import InvalidScope, ProviderError, ProviderNotConfigured
 from nmafc.providers.base import error_chunk
+from nmafc.wire import ID_PATTERN
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1", tags=["chat"], route_class=CheckedBodyRoute)
@@ -218,7 +219,8 @@ class ChatCall:
         )
         try:
             recall = partial(self.state.engine.recall, self.scope, question, options)
-            result = await self.state.recall_threads.run(recall)
+            with deadline.within(settings.server.request_timeout_s):
+                result = await self.state.recall_threads.run(recall)
         except Exception as exc:  # memory must never take the call down with it
             self._skipped("recall", exc)
             return None

@@ -8,15 +8,16 @@ from typing import Annotated
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Depends, Query
 
+from nmafc.api import converters
 from nmafc.api.bodies import CheckedBodyRoute
-from nmafc.api.deps import EngineDep, ReachQuery, SettingsDep, TenantDep, strict_query
+from nmafc.api.deps import EngineDep, ReachQuery, StateDep, TenantDep, strict_query
 from nmafc.api.errors import problem_responses
-from nmafc.api.schemas import EventKindName, EventOut, EventPage, GraphOut, StatsOut
+from nmafc.wire import EventKindName, EventOut, EventPage, GraphOut, StatsOut
 
 router = APIRouter(
     prefix="/v1",
     tags=["events"],
-    responses=problem_responses(401, 404, 422, 503),
+    responses=problem_responses(401, 404, 422, 429, 503),
     dependencies=[Depends(strict_query)],
     route_class=CheckedBodyRoute,
 )
@@ -56,11 +57,8 @@ async def entity_graph(
 
 
 @router.get("/stats", response_model=StatsOut)
-async def stats(
-    tenant: TenantDep,
-    engine: EngineDep,
-    settings: SettingsDep,
-    scope: ReachQuery = "conversation",
-) -> StatsOut:
+async def stats(tenant: TenantDep, state: StateDep, scope: ReachQuery = "conversation") -> StatsOut:
     """Counts per tier, invalidations, turns, events, Hot rows, weights and decay constants."""
-    return StatsOut.of(await run_sync(engine.stats, tenant.reach(scope)), settings.decay)
+    with state.admission.heavy(tenant.agent_id):
+        found = await run_sync(state.engine.stats, tenant.reach(scope))
+    return converters.stats_out(found, state.settings.decay)

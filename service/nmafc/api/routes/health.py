@@ -9,7 +9,7 @@ from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import AdminDep, EngineDep, MetricsDep
 from nmafc.api.errors import problem_responses
 from nmafc.api.metrics import CONTENT_TYPE
-from nmafc.api.schemas import Health, Ready
+from nmafc.wire import Health, Ready
 
 router = APIRouter(tags=["operations"], route_class=CheckedBodyRoute)
 

@@ -28,12 +28,12 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, Field, ValidationError
 
 from nmafc.api.deps import StateDep
-from nmafc.api.schemas import ID_PATTERN, EventKindName, EventOut
 from nmafc.api.state import AppState
 from nmafc.core.events import Event
 from nmafc.core.scope import AgentScope, AnyScope, Scope
 from nmafc.errors import InvalidInput, NmafcError, NotFound, Unauthorized
 from nmafc.live.hub import DROPPED, LiveFilter, Subscription, TooManySubscribers
+from nmafc.wire import ID_PATTERN, EventKindName, EventOut
 
 router = APIRouter(tags=["live"])
 

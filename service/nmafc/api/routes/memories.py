@@ -11,17 +11,20 @@ from uuid import UUID
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Depends, Path, Query, Response
 
+from nmafc.api import converters
 from nmafc.api.bodies import CheckedBodyRoute
+from nmafc.api.converters import search_result_json
 from nmafc.api.deps import (
     EngineDep,
-    MetricsDep,
     ReachQuery,
     StateDep,
     TenantDep,
     strict_query,
 )
 from nmafc.api.errors import problem_responses
-from nmafc.api.schemas import (
+from nmafc.core.scope import AnyScope
+from nmafc.engine.recall import RecallOptions, RecallResult
+from nmafc.wire import (
     CURSOR_PATTERN,
     AddMemories,
     AddMessages,
@@ -39,14 +42,11 @@ from nmafc.api.schemas import (
     Text,
     TierName,
 )
-from nmafc.api.schemas.responses import search_result_json
-from nmafc.core.scope import AnyScope
-from nmafc.engine.recall import RecallOptions, RecallResult
 
 router = APIRouter(
     prefix="/v1/memories",
     tags=["memories"],
-    responses=problem_responses(400, 401, 404, 413, 415, 422, 503),
+    responses=problem_responses(400, 401, 404, 413, 415, 422, 429, 503),
     dependencies=[Depends(strict_query)],
     route_class=CheckedBodyRoute,
 )
@@ -55,22 +55,22 @@ MemoryId = Annotated[UUID, Path(description="A memory's id.")]
 
 
 @router.post("", status_code=201, response_model=AddResult)
-async def add_memories(
-    body: AddMemories, tenant: TenantDep, engine: EngineDep, metrics: MetricsDep
-) -> AddResult:
+async def add_memories(body: AddMemories, tenant: TenantDep, state: StateDep) -> AddResult:
     """Remember conversation messages (facts are extracted) or store explicit facts."""
+    engine, metrics = state.engine, state.metrics
     started = time.perf_counter()
-    if isinstance(body, AddMessages):
-        kind, count = "messages", len(body.messages)
-        messages = [m.to_message() for m in body.messages]
-        result = await run_sync(engine.remember, tenant.scope, messages)
-    else:
-        kind, count = "facts", len(body.facts)
-        drafts = [f.to_draft() for f in body.facts]
-        result = await run_sync(engine.ingest, tenant.scope, drafts)
+    with state.admission.heavy(tenant.agent_id):
+        if isinstance(body, AddMessages):
+            kind, count = "messages", len(body.messages)
+            messages = [m.to_message() for m in body.messages]
+            result = await run_sync(engine.remember, tenant.scope, messages)
+        else:
+            kind, count = "facts", len(body.facts)
+            drafts = [f.to_draft() for f in body.facts]
+            result = await run_sync(engine.ingest, tenant.scope, drafts)
     metrics.ingested.labels(kind).inc(count)
     metrics.ingest_seconds.labels(kind).observe(time.perf_counter() - started)
-    return AddResult.of(result)
+    return converters.add_result(result)
 
 
 @router.post("/search", response_model=SearchResult)
@@ -92,7 +92,8 @@ async def search_memories(
     )
     started = time.perf_counter()
     recall = partial(_recall_json, engine.recall, tenant.reach(body.scope), body.query, options)
-    hits, payload = await state.recall_threads.run(recall)  # FIFO, bounded
+    with state.admission.heavy(tenant.agent_id):
+        hits, payload = await state.recall_threads.run(recall)  # FIFO, bounded
     metrics.recalls.labels(body.scope).inc()
     metrics.recall_seconds.labels(body.scope).observe(time.perf_counter() - started)
     metrics.recall_hits.observe(hits)
@@ -142,7 +143,7 @@ async def list_memories(
             include_invalidated=include_invalidated,
         )
     )
-    return MemoryPage.of(page)
+    return converters.memory_page(page)
 
 
 @router.get("/{memory_id:uuid}", response_model=Memory)
@@ -182,13 +183,15 @@ async def memory_history(
     memory_id: MemoryId, tenant: TenantDep, engine: EngineDep, scope: ReachQuery = "conversation"
 ) -> MemoryHistory:
     """Every version of a memory and every event that touched it."""
-    return MemoryHistory.of(await run_sync(engine.history, tenant.reach(scope), str(memory_id)))
+    return converters.memory_history(
+        await run_sync(engine.history, tenant.reach(scope), str(memory_id))
+    )
 
 
 @router.post("/rollback", response_model=RollbackOut)
 async def rollback(body: RollbackRequest, tenant: TenantDep, engine: EngineDep) -> RollbackOut:
     """Return the conversation's memory to its state at a turn (logged, never rewritten)."""
-    return RollbackOut.of(await run_sync(engine.rollback, tenant.scope, body.to_turn))
+    return converters.rollback_out(await run_sync(engine.rollback, tenant.scope, body.to_turn))
 
 
 @router.delete("", response_model=PurgeReceiptOut)
@@ -196,4 +199,4 @@ async def purge(
     tenant: TenantDep, engine: EngineDep, scope: ReachQuery = "conversation"
 ) -> PurgeReceiptOut:
     """Erase the conversation (or the whole agent) from every store; returns a receipt."""
-    return PurgeReceiptOut.of(await run_sync(engine.purge, tenant.reach(scope)))
+    return converters.purge_receipt_out(await run_sync(engine.purge, tenant.reach(scope)))

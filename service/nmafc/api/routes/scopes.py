@@ -8,11 +8,11 @@ from typing import Annotated
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, Depends, Query
 
+from nmafc.api import converters
 from nmafc.api.bodies import CheckedBodyRoute
 from nmafc.api.deps import PrincipalDep, StateDep, strict_query
 from nmafc.api.errors import problem_responses
-from nmafc.api.schemas import ScopesOut
-from nmafc.directory import conversations
+from nmafc.wire import ScopesOut
 
 router = APIRouter(
     prefix="/v1",
@@ -32,6 +32,6 @@ async def list_scopes(
     """The conversations of the key's agent (of every agent for an admin key), oldest first."""
     bound = None if principal.is_admin else principal.agent(None)
     agents = None if bound is None else [bound]
-    listing = partial(conversations, state.engine.ctx.cold, agents, limit)
+    listing = partial(state.engine.conversations, agents, limit)
     found, truncated = await run_sync(listing)
-    return ScopesOut.of(bound, found, truncated)
+    return converters.scopes_out(bound, found, truncated)

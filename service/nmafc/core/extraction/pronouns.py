@@ -65,17 +65,6 @@ def second_person(sentence: str, addressee: str) -> str:
     return _possessive_fix(text, addressee)
 
 
-def mentions_person(sentence: str) -> bool:
-    """True if the sentence speaks in the first or second person."""
-    return bool(_ANY_PERSON.search(sentence.translate(_APOSTROPHES)))
-
-
-_ANY_PERSON = re.compile(
-    r"(?<![\w'])(?:I|I'm|I've|I'll|I'd|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Yy]ou|[Yy]our|[Yy]ours|"
-    r"[Yy]ou're|[Yy]ou've|[Yy]ou'll|[Yy]ou'd)(?![\w'])"
-)
-
-
 def _possessive_fix(text: str, name: str) -> str:
     # "Caroline's's" can appear when the source already had a possessive; and a sentence
     # should not start with a lower-case name fragment.

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -79,6 +79,14 @@ def _decayed_latest() -> ColumnElement[bool]:
         .exists()
     )
     return and_(facts.c.invalid_reason.in_(sorted(DECAYED)), latest)
+
+
+class DecayTerms(NamedTuple):
+    scope_pk: int
+    tier: Tier
+    k: int
+    weight0: float
+    anchor_turn: float
 
 
 class FactsRepo:
@@ -334,6 +342,21 @@ class FactsRepo:
             query = query.where(facts.c.entity == entity)
         rows = self._conn.execute(query.order_by(facts.c.id).limit(limit))
         return [(int(r.row_id), record_from_row(r)) for r in rows]
+
+    def decay_terms(self, scope: AnyScope) -> Iterator[DecayTerms]:
+        """What the weight of every valid record depends on, streamed (no records built).
+
+        Agent-wide statistics read these instead of loading each conversation's working
+        set, so their memory stays at a chunk of rows however many conversations there are.
+        """
+        query = select(
+            facts.c.scope_id, facts.c.tier, facts.c.k, facts.c.weight0, facts.c.anchor_turn
+        ).where(where_scope(facts, scope), facts.c.invalid_at.is_(None))
+        rows = self._conn.execution_options(yield_per=2000).execute(query)
+        for r in rows:
+            yield DecayTerms(
+                int(r.scope_id), parse_tier(r.tier), int(r.k), float(r.weight0), r.anchor_turn
+            )
 
     def counts_by_tier(self, scope: AnyScope) -> dict[str, int]:
         rows = self._conn.execute(

@@ -32,6 +32,7 @@ from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot import compaction
 from nmafc.storage.hot.compaction import CompactionPolicy, Pruner
 from nmafc.storage.hot.guard import HotGuard
+from nmafc.storage.hot.s3 import missing_bucket
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -106,37 +107,6 @@ class HotSnapshot:
     records: list[MemoryRecord]
     vectors: Vector
     watermark: Watermark | None
-
-
-def storage_options(
-    *,
-    endpoint: str | None,
-    region: str,
-    access_key_id: str | None,
-    secret_access_key: str | None,
-    allow_http: bool,
-    max_retries: int = 3,
-    retry_timeout_s: int = 10,
-    connect_timeout_s: int = 5,
-) -> dict[str, str]:
-    """LanceDB ``storage_options`` for S3-compatible stores."""
-    # object_store's defaults retry one request for up to 3 minutes: with S3 down, a write
-    # would hold its scope lock (and the client) that long before failing over to the log.
-    options = {
-        "region": region,
-        "client_max_retries": str(max_retries),
-        "client_retry_timeout": str(retry_timeout_s),
-        "connect_timeout": f"{connect_timeout_s}s",
-    }
-    if endpoint:
-        options["endpoint"] = endpoint
-    if access_key_id:
-        options["access_key_id"] = access_key_id
-    if secret_access_key:
-        options["secret_access_key"] = secret_access_key
-    if allow_http:
-        options["allow_http"] = "true"
-    return options
 
 
 def _guarded(
@@ -222,6 +192,10 @@ class HotStore:
             raise
         except PermissionError as exc:
             raise StoreNotWritable(f"The Hot store at {uri} is not writable: {exc}.") from exc
+        except ValueError as exc:  # lancedb reports a failed connect as ValueError
+            if (missing := missing_bucket(uri, exc)) is None:
+                raise
+            raise missing from exc
         except OSError as exc:
             if uri.startswith("s3://"):
                 raise StoreUnavailable(f"The Hot store at {uri} is unreachable: {exc}.") from exc

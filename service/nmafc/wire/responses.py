@@ -1,4 +1,8 @@
-"""Response models of the HTTP API, and their mapping from engine values."""
+"""Response models of the HTTP API: pydantic over plain values, no engine or store types.
+
+The mapping from engine values lives beside the routes (``nmafc/api/converters.py``);
+here only models built from the domain core's own values have an ``of``.
+"""
 
 from __future__ import annotations
 
@@ -10,27 +14,19 @@ from pydantic import (
     BaseModel,
     Field,
 )
-from pydantic_core import to_json
 
-from nmafc.api.schemas.base import (
-    EventKindName,
-    Model,
-    TierName,
-)
 from nmafc.core.events import Event, EventKind
 from nmafc.core.graph import EntityGraph
 from nmafc.core.records import MemoryRecord
 from nmafc.core.turns import Turn
-from nmafc.directory import Conversation
-from nmafc.engine.engine import RecordPage, Stats
-from nmafc.engine.history import PurgeReceipt, RecordHistory, RollbackResult
-from nmafc.engine.recall import Hit, RecallResult
-from nmafc.engine.writes import WriteResult
-from nmafc.settings import DecaySettings
-from nmafc.storage.erasure import Erasure
+from nmafc.wire.base import (
+    EventKindName,
+    Model,
+    TierName,
+)
 
 
-def _finite(value: float | None) -> float | None:
+def finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
@@ -59,7 +55,7 @@ class Memory(Model):
 
     @classmethod
     def of(cls, r: MemoryRecord) -> Memory:
-        return cls(**_memory_fields(r))
+        return cls(**memory_fields(r))
 
 
 class TurnOut(Model):
@@ -73,7 +69,7 @@ class TurnOut(Model):
 
     @classmethod
     def of(cls, t: Turn) -> TurnOut:
-        return cls(**_turn_fields(t))
+        return cls(**turn_fields(t))
 
 
 class AddResult(Model):
@@ -81,15 +77,6 @@ class AddResult(Model):
     turns: list[TurnOut]
     added: list[Memory]
     invalidated: list[Memory]
-
-    @classmethod
-    def of(cls, w: WriteResult) -> AddResult:
-        return cls(
-            turn=w.turn,
-            turns=[TurnOut.of(t) for t in w.turns],
-            added=[Memory.of(r) for r in w.added],
-            invalidated=[Memory.of(r) for r in w.invalidated],
-        )
 
 
 class ScoreBreakdownOut(Model):
@@ -110,10 +97,6 @@ class HitOut(Model):
     memory: Memory | None
     turn: TurnOut | None
 
-    @classmethod
-    def of(cls, h: Hit) -> HitOut:
-        return cls.model_validate(_hit_fields(h))
-
 
 class SearchResult(Model):
     query: str
@@ -125,23 +108,8 @@ class SearchResult(Model):
     reinforced: int
     preset: str
 
-    @classmethod
-    def of(cls, r: RecallResult) -> SearchResult:
-        return cls.model_validate(_search_fields(r))
 
-
-def search_result_json(r: RecallResult) -> bytes:
-    """``SearchResult.of(r).model_dump_json()``, byte for byte, without building the models.
-
-    A search answers with dozens of hits, each with its record; building and validating
-    their models held the GIL for ≈ 0.5 ms per search, a tenth of a search's Python time.
-    The values come from the engine already typed, so pydantic-core serialises the plain
-    fields in the models' field order (a test compares both outputs).
-    """
-    return to_json(_search_fields(r))
-
-
-def _memory_fields(r: MemoryRecord) -> dict[str, Any]:
+def memory_fields(r: MemoryRecord) -> dict[str, Any]:
     return {
         "id": r.id,
         "agent_id": r.agent_id,
@@ -159,15 +127,15 @@ def _memory_fields(r: MemoryRecord) -> dict[str, Any]:
         "source_turn_ids": list(r.source_turn_ids),
         "valid_at": r.valid_at,
         "valid_at_time": r.valid_at_time,
-        "invalid_at": _finite(r.invalid_at),
+        "invalid_at": finite(r.invalid_at),
         "invalid_at_time": r.invalid_at_time,
         "invalid_reason": r.invalid_reason,
-        "expires_turn": _finite(r.expires_turn),
+        "expires_turn": finite(r.expires_turn),
         "created_at": r.created_at,
     }
 
 
-def _turn_fields(t: Turn) -> dict[str, Any]:
+def turn_fields(t: Turn) -> dict[str, Any]:
     return {
         "id": t.id,
         "conversation_id": t.conversation_id,
@@ -179,47 +147,9 @@ def _turn_fields(t: Turn) -> dict[str, Any]:
     }
 
 
-def _hit_fields(h: Hit) -> dict[str, Any]:
-    b = h.breakdown
-    return {
-        "kind": h.kind,
-        "id": h.id,
-        "content": h.content,
-        "score": _finite(h.score) or 0.0,
-        "breakdown": {
-            "fused": _finite(b.fused) or 0.0,
-            "vector": _finite(b.vector),
-            "keyword": _finite(b.keyword),
-            "graph_hops": b.graph_hops,
-            "weight": _finite(b.weight),
-            "ranks": dict(b.ranks),
-        },
-        "memory": _memory_fields(h.record) if h.record is not None else None,
-        "turn": _turn_fields(h.turn) if h.turn is not None else None,
-    }
-
-
-def _search_fields(r: RecallResult) -> dict[str, Any]:
-    return {
-        "query": r.query,
-        "context": r.context,
-        "tokens": r.tokens,
-        "hits": [_hit_fields(h) for h in r.hits],
-        "fact_ids": list(r.fact_ids),
-        "turn_ids": list(r.turn_ids),
-        "reinforced": r.reinforced,
-        "preset": r.preset,
-    }
-
-
 class MemoryPage(Model):
     items: list[Memory]
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null: done.")
-
-    @classmethod
-    def of(cls, page: RecordPage) -> MemoryPage:
-        cursor = None if page.next_after is None else str(page.next_after)
-        return cls(items=[Memory.of(r) for r in page.records], next_cursor=cursor)
 
 
 CURSOR_PATTERN = r"^[0-9]{1,18}$"  # a position in the log of facts; any such value is valid
@@ -265,14 +195,6 @@ class MemoryHistory(Model):
     versions: list[Memory]
     events: list[EventOut]
 
-    @classmethod
-    def of(cls, h: RecordHistory) -> MemoryHistory:
-        return cls(
-            record_id=h.record_id,
-            versions=[Memory.of(v) for v in h.versions],
-            events=[EventOut.of(e) for e in h.events],
-        )
-
 
 class RollbackOut(Model):
     to_turn: float
@@ -280,16 +202,6 @@ class RollbackOut(Model):
     removed: int
     turns_retracted: int
     event_id: int | None
-
-    @classmethod
-    def of(cls, r: RollbackResult) -> RollbackOut:
-        return cls(
-            to_turn=r.to_turn,
-            restored=r.restored,
-            removed=r.removed,
-            turns_retracted=r.turns_retracted,
-            event_id=r.event_id,
-        )
 
 
 class ErasureOut(Model):
@@ -306,10 +218,6 @@ class ErasureOut(Model):
     counts: dict[str, int] = Field(description="What the steps did (fragments, versions, ms).")
     note: str | None
 
-    @classmethod
-    def of(cls, e: Erasure) -> ErasureOut:
-        return cls(steps=list(e.steps), complete=e.complete, counts=dict(e.counts), note=e.note)
-
 
 class PurgeReceiptOut(Model):
     scope: str
@@ -319,14 +227,6 @@ class PurgeReceiptOut(Model):
     erased: dict[str, ErasureOut] = Field(
         description="How each store (`cold`, `hot`) erased the deleted rows physically."
     )
-
-    @classmethod
-    def of(cls, r: PurgeReceipt) -> PurgeReceiptOut:
-        return cls(
-            scope=r.scope, cold=dict(r.cold), hot_rows=r.hot_rows,
-            tombstone_event_id=r.tombstone_event_id,
-            erased={store: ErasureOut.of(e) for store, e in r.erased.items()},
-        )  # fmt: skip
 
 
 class GraphNode(Model):
@@ -363,15 +263,6 @@ class DecayOut(Model):
     eta: float = Field(description="How much each reinforcement slows decay.")
     w_prune: float = Field(description="Weight at which a record is pruned.")
 
-    @classmethod
-    def of(cls, d: DecaySettings) -> DecayOut:
-        lambdas = {
-            "CoreAnchor": d.lambda_core_anchor,
-            "ActiveContext": d.lambda_active_context,
-            "EphemeralState": d.lambda_ephemeral_state,
-        }
-        return cls(clock=d.clock, lambdas=lambdas, eta=d.eta, w_prune=d.w_prune)
-
 
 class StatsOut(Model):
     scope: str
@@ -384,21 +275,6 @@ class StatsOut(Model):
     mean_weight: float | None
     weight_histogram: list[int] = Field(description="Valid records per weight decile.")
     decay: DecayOut
-
-    @classmethod
-    def of(cls, s: Stats, decay: DecaySettings) -> StatsOut:
-        return cls(
-            scope=s.scope,
-            turn=s.turn,
-            records=dict(s.records),
-            invalidated=dict(s.invalidated),
-            turns=s.turns,
-            events=dict(s.events),
-            hot_rows=s.hot_rows,
-            mean_weight=_finite(s.mean_weight),
-            weight_histogram=list(s.weight_histogram),
-            decay=DecayOut.of(decay),
-        )
 
 
 class ConversationOut(Model):
@@ -418,19 +294,6 @@ class ScopesOut(Model):
     )
     agents: list[AgentOut]
     truncated: bool = Field(description="More conversations exist than `limit`.")
-
-    @classmethod
-    def of(cls, bound: str | None, found: list[Conversation], truncated: bool) -> ScopesOut:
-        agents: dict[str, list[ConversationOut]] = {}
-        for c in found:
-            agents.setdefault(c.agent_id, []).append(
-                ConversationOut(conversation_id=c.conversation_id, turn=c.turn)
-            )
-        return cls(
-            bound_agent=bound,
-            agents=[AgentOut(agent_id=a, conversations=cs) for a, cs in agents.items()],
-            truncated=truncated,
-        )
 
 
 class Health(Model):

@@ -12,7 +12,10 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from nmafc.api.schemas.base import (
+from nmafc.core.facts import FactDraft
+from nmafc.core.tiers import Tier
+from nmafc.core.turns import MAX_MESSAGE_CHARS, Message
+from nmafc.wire.base import (
     WHOLE,
     Reach,
     Request,
@@ -22,9 +25,6 @@ from nmafc.api.schemas.base import (
     Timestamp,
     TurnNumber,
 )
-from nmafc.core.facts import FactDraft
-from nmafc.core.tiers import Tier
-from nmafc.core.turns import MAX_MESSAGE_CHARS, Message
 
 
 class MessageIn(Request):

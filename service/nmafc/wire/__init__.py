@@ -1,6 +1,6 @@
 """Request and response models of the HTTP API (one import point for routes and the client)."""
 
-from nmafc.api.schemas.base import (
+from nmafc.wire.base import (
     ID_PATTERN,
     SAID_PATTERN,
     TEXT_PATTERN,
@@ -17,7 +17,7 @@ from nmafc.api.schemas.base import (
     Timestamp,
     TurnNumber,
 )
-from nmafc.api.schemas.requests import (
+from nmafc.wire.requests import (
     AddFacts,
     AddMemories,
     AddMessages,
@@ -27,7 +27,7 @@ from nmafc.api.schemas.requests import (
     RollbackRequest,
     SearchRequest,
 )
-from nmafc.api.schemas.responses import (
+from nmafc.wire.responses import (
     CURSOR_PATTERN,
     AddResult,
     AgentOut,
