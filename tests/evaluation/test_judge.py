@@ -16,7 +16,7 @@ from nmafc.embedding.base import Embedder
 from nmafc.errors import InvalidInput
 from nmafc.evaluation import run_locomo, run_longmemeval
 from nmafc.evaluation.judge import JudgeOptions, Usage, parse_label
-from nmafc.settings import LlmSettings
+from nmafc.settings.llm import LlmSettings
 
 from .fake_llm import FakeLlm, running_fake_llm
 

@@ -14,10 +14,8 @@ from typing import TYPE_CHECKING
 from nmafc import errors
 
 if TYPE_CHECKING:
-    from nmafc.settings import Settings
-
-if TYPE_CHECKING:
     from nmafc.evaluation.judge import JudgeOptions
+    from nmafc.settings import Settings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -323,6 +321,7 @@ def error_catalogue() -> str:
 def _eval_locomo(args: argparse.Namespace) -> int:
     from nmafc.evaluation.runner import run_locomo
     from nmafc.runtime import prepare_server_process
+    from nmafc.settings import Settings
 
     answer = _judge_options(args)  # a wrong flag combination is refused before any work
     prepare_server_process(Settings())  # scored as a server computes (one BLAS thread)
@@ -343,6 +342,7 @@ def _eval_locomo(args: argparse.Namespace) -> int:
 def _eval_longmemeval(args: argparse.Namespace) -> int:
     from nmafc.evaluation.runner import run_longmemeval
     from nmafc.runtime import prepare_server_process
+    from nmafc.settings import Settings
 
     answer = _judge_options(args)  # a wrong flag combination is refused before any work
     prepare_server_process(Settings())  # scored as a server computes (one BLAS thread)

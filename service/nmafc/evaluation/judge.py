@@ -21,7 +21,7 @@ from typing import Any, Literal
 from nmafc.errors import InvalidInput
 from nmafc.evaluation.progress import Progress
 from nmafc.providers import ChatProvider, Json, create_provider, llm_configured
-from nmafc.settings import LlmSettings
+from nmafc.settings.llm import LlmSettings
 
 Label = Literal["CORRECT", "WRONG"]
 

@@ -40,7 +40,8 @@ from nmafc.evaluation.scoring import (
     Outcome,
 )
 from nmafc.evaluation.timing import TimedEmbedder
-from nmafc.settings import LlmSettings, load_settings
+from nmafc.settings import load_settings
+from nmafc.settings.llm import LlmSettings
 
 
 @dataclass(slots=True)
