@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from nmafc import errors
 
 if TYPE_CHECKING:
+    from nmafc.evaluation.judge import JudgeOptions
     from nmafc.settings import Settings
 
 
@@ -146,19 +147,21 @@ def _parser() -> argparse.ArgumentParser:
     eval_sub = evaluate.add_subparsers(title="datasets")
     locomo = eval_sub.add_parser("locomo", help="LoCoMo: evidence recall, answer reachability")
     locomo.add_argument("--data", required=True, type=Path, help="locomo10.json-format file")
-    locomo.add_argument("--arms", default="nmafc,rag,bm25")
+    locomo.add_argument("--arms", default="nmafc,rag,bm25,sessions", help="comma-separated")
     locomo.add_argument("--budget", default="1000", help="tokens; a comma list sweeps budgets")
     locomo.add_argument("--out", required=True, type=Path)
     locomo.add_argument("--conversations", default=None, help="sample ids, comma-separated")
     locomo.add_argument("--preset", default=None, help="retrieval preset (default: settings)")
+    _judge_arguments(locomo)
     locomo.set_defaults(run=_eval_locomo)
     lme = eval_sub.add_parser("longmemeval", help="LongMemEval: session and turn recall")
     lme.add_argument("--data", required=True, type=Path, help="longmemeval_*.json(.gz)")
-    lme.add_argument("--arms", default="nmafc,rag,bm25")
+    lme.add_argument("--arms", default="nmafc,rag,bm25,sessions", help="comma-separated")
     lme.add_argument("--out", required=True, type=Path)
     lme.add_argument("--limit", type=int, default=None, help="first N questions only")
     lme.add_argument("--budget", type=int, default=1000)
     lme.add_argument("--preset", default=None)
+    _judge_arguments(lme)
     lme.set_defaults(run=_eval_longmemeval)
 
     bench = sub.add_parser("bench", help="performance benchmarks")
@@ -208,6 +211,47 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("--out", type=Path, default=Path("bench-results"))
     load.set_defaults(run=_bench_load)
     return parser
+
+
+def _judge_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "answer and judge (J)",
+        "with --answer-model, each arm's context answers every question through the "
+        "configured upstream (NMAFC_LLM_*) and a judge grades it CORRECT/WRONG; without it "
+        "nothing calls an LLM",
+    )
+    group.add_argument("--answer-model", default=None, help="model that answers (enables J)")
+    group.add_argument("--judge-model", default=None, help="model that grades (default: same)")
+    for flag, what in (
+        ("--price-in", "answer model prompt"),
+        ("--price-out", "answer model completion"),
+        ("--judge-price-in", "judge prompt (default: --price-in)"),
+        ("--judge-price-out", "judge completion (default: --price-out)"),
+    ):
+        group.add_argument(flag, type=float, default=None, help=f"USD per 1M {what} tokens")
+    group.add_argument(
+        "--llm-concurrency", type=int, default=8, help="answer+judge pairs in flight (default 8)"
+    )
+
+
+def _judge_options(args: argparse.Namespace) -> JudgeOptions | None:
+    from nmafc.evaluation import judge
+
+    if args.answer_model is None:
+        if args.judge_model is not None:
+            raise errors.InvalidInput(
+                "--judge-model needs --answer-model.", fix="Add --answer-model MODEL."
+            )
+        return None
+    return judge.JudgeOptions(
+        answer_model=args.answer_model,
+        judge_model=args.judge_model,
+        price_in=args.price_in,
+        price_out=args.price_out,
+        judge_price_in=args.judge_price_in,
+        judge_price_out=args.judge_price_out,
+        concurrency=args.llm_concurrency,
+    )
 
 
 def _service() -> ModuleType:
@@ -307,7 +351,9 @@ def error_catalogue() -> str:
 def _eval_locomo(args: argparse.Namespace) -> int:
     from nmafc.evaluation.runner import run_locomo
     from nmafc.runtime import prepare_server_process
+    from nmafc.settings import Settings
 
+    answer = _judge_options(args)  # a wrong flag combination is refused before any work
     prepare_server_process(Settings())  # scored as a server computes (one BLAS thread)
 
     run_locomo(
@@ -317,6 +363,7 @@ def _eval_locomo(args: argparse.Namespace) -> int:
         budget=args.budget,
         conversations=args.conversations,
         preset=args.preset,
+        answer=answer,
     )
     print((args.out / "summary.md").read_text())
     return 0
@@ -325,7 +372,9 @@ def _eval_locomo(args: argparse.Namespace) -> int:
 def _eval_longmemeval(args: argparse.Namespace) -> int:
     from nmafc.evaluation.runner import run_longmemeval
     from nmafc.runtime import prepare_server_process
+    from nmafc.settings import Settings
 
+    answer = _judge_options(args)  # a wrong flag combination is refused before any work
     prepare_server_process(Settings())  # scored as a server computes (one BLAS thread)
 
     run_longmemeval(
@@ -335,6 +384,7 @@ def _eval_longmemeval(args: argparse.Namespace) -> int:
         limit=args.limit,
         budget=args.budget,
         preset=args.preset,
+        answer=answer,
     )
     print((args.out / "summary.md").read_text())
     return 0

@@ -1,4 +1,4 @@
-"""Retrieval benchmarks (LoCoMo, LongMemEval): NMAFC against RAG and BM25 baselines."""
+"""Retrieval benchmarks (LoCoMo, LongMemEval): NMAFC against RAG, BM25 and session baselines."""
 
 from nmafc.evaluation.runner import run_locomo, run_longmemeval
 

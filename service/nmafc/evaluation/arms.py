@@ -1,4 +1,6 @@
-"""The arms under test: the NMAFC engine and two baselines that read the raw dialogue.
+"""The arms under test: the NMAFC engine and baselines that read the raw dialogue.
+
+The session-document baseline (``sessions``) lives in session_arm.py.
 
 Every arm gets the same embedder instance, the same token counter and the same budget;
 the baselines pack their ranked items with the engine renderer's policy (in rank order,
@@ -30,7 +32,7 @@ from nmafc.evaluation.loaders import Conversation, DialogTurn, Session
 from nmafc.evaluation.metrics import dedupe
 from nmafc.settings import Settings, load_settings
 
-ARM_NAMES = ("nmafc", "rag", "bm25")
+ARM_NAMES = ("nmafc", "rag", "bm25", "sessions")  # all of them run unless --arms says
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9._:@-]")
 
 

@@ -98,6 +98,7 @@ class Question:
     evidence: tuple[str, ...]
     answer_sessions: tuple[str, ...] = ()
     abstention: bool = False
+    asked_at: datetime | None = None  # LongMemEval's question_date; LoCoMo gives none
 
 
 @dataclass(slots=True)
@@ -309,6 +310,11 @@ def load_longmemeval(path: Path, limit: int | None = None) -> Dataset:
                 evidence=tuple(evidence),
                 answer_sessions=tuple(str(s) for s in item.get("answer_session_ids") or []),
                 abstention=abstention,
+                asked_at=(
+                    parse_longmemeval_date(str(item["question_date"]))
+                    if item.get("question_date")
+                    else None
+                ),
             )
         )
     data: dict[str, Any] = {

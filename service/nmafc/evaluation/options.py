@@ -10,6 +10,7 @@ from nmafc.embedding.base import Embedder
 from nmafc.embedding.tokens import default_counter
 from nmafc.errors import InvalidInput
 from nmafc.evaluation.arms import ARM_NAMES, Arm, Bm25Arm, NmafcArm, RagArm
+from nmafc.evaluation.session_arm import SessionsArm
 from nmafc.settings import load_settings
 
 MAIN_BUDGET = 1000  # the headline budget when a run covers several
@@ -99,6 +100,8 @@ def build_arms(
             built.append(
                 RagArm(embedder, counter, window=options.rag_window, stride=options.rag_stride)
             )
+        elif name == "sessions":
+            built.append(SessionsArm(embedder, counter))
         else:
             built.append(Bm25Arm(counter, k1=options.bm25_k1, b=options.bm25_b))
     return built

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nmafc.evaluation.judge import Judged, judged_line
 from nmafc.evaluation.loaders import LOCOMO_CATEGORIES
 from nmafc.evaluation.scoring import REACHABLE_CATEGORIES, SCORED_CATEGORIES, Outcome
 
@@ -27,7 +28,11 @@ def write_json(path: Path, value: Any) -> None:
 
 
 def question_line(
-    outcomes: Sequence[Outcome], *, with_budget: bool, ranks: bool = False
+    outcomes: Sequence[Outcome],
+    *,
+    with_budget: bool,
+    ranks: bool = False,
+    judged: Mapping[tuple[str, str], Judged] | None = None,
 ) -> dict[str, Any]:
     """The questions.jsonl line for one question at one budget (one outcome per arm)."""
     question = outcomes[0].question
@@ -43,6 +48,9 @@ def question_line(
         if ranks:  # LongMemEval: the head of the rankings its metrics read
             entry["ranked_sessions"] = list(o.ranked_sessions[:10])
             entry["ranked_turns"] = list(o.retrieval.ranked_turns[:10])
+        verdict = (judged or {}).get((o.arm, question.id))
+        if verdict is not None:
+            entry["answer"] = judged_line(verdict)
         arms[o.arm] = entry
     line: dict[str, Any] = {
         "id": question.id,
@@ -120,7 +128,7 @@ def _cost_line(arms: Mapping[str, Any]) -> str:
 
 def _settings_lines(summary: Mapping[str, Any]) -> list[str]:
     s = summary["settings"]
-    return [
+    lines = [
         f"- Budget: {s['budget']} tokens per question (WordPiece tokens of the embedder's "
         "vocabulary, `nmafc.embedding.tokens.default_counter()`, the same ruler for every arm)"
         + (f"; budgets run: {', '.join(map(str, s['budgets']))}" if len(s["budgets"]) > 1 else ""),
@@ -132,6 +140,13 @@ def _settings_lines(summary: Mapping[str, Any]) -> list[str]:
         f"bm25: k1={s['bm25']['k1']}, b={s['bm25']['b']}; both pack in rank order, skipping "
         "an item that would overflow the budget (the engine renderer's policy).",
     ]
+    if "sessions" in s["arms"]:
+        lines.append(
+            "- sessions: one vector per session from its user turns (the session-document "
+            "method MemPalace publishes), ranked by cosine; the context holds the best "
+            "sessions' turns in rank order, first-fit within the same budget."
+        )
+    return lines
 
 
 def locomo_markdown(summary: Mapping[str, Any]) -> str:
@@ -200,6 +215,7 @@ def locomo_markdown(summary: Mapping[str, Any]) -> str:
         _cost_line(arms),
     ]
     lines += _budget_section(summary, "full_evidence_hit")
+    lines += answers_section(summary, scored)
     lines += [
         "",
         "## Data",
@@ -248,7 +264,7 @@ def longmemeval_markdown(summary: Mapping[str, Any]) -> str:
         "",
         *_settings_lines(summary),
         "- Rankings: nmafc ranks sessions and turns by its recall hits (at most the preset's "
-        "`rerank_top_k`); rag and bm25 by their whole ranking. turn_recall@10 = share of "
+        "`rerank_top_k`); rag, bm25 and sessions by their whole ranking. turn_recall@10 = share of "
         "`has_answer` turns among the first 10 ranked turns.",
     ]
     for metric in (
@@ -278,4 +294,87 @@ def longmemeval_markdown(summary: Mapping[str, Any]) -> str:
         "",
         _cost_line(arms),
     ]
+    lines += answers_section(summary, types, apart="abstention questions")
     return "\n".join([*lines, *_command(summary)]) + "\n"
+
+
+def answers_section(
+    summary: Mapping[str, Any], rows: Sequence[tuple[str, str]], *, apart: str | None = None
+) -> list[str]:
+    """The J tables of a run with ``--answer-model``; nothing without one."""
+    block = summary.get("answers")
+    if not block:
+        return []
+    arms = block["arms"]
+    settings = block["settings"]
+    names = list(arms)
+    first = arms[names[0]] if names else {}
+    body = []
+    for key, label in rows:
+        n = first.get("questions_judged", {}).get(key)
+        body.append(
+            [f"{label} (n={n})" if n is not None else label, *(arms[a]["j"][key] for a in names)]
+        )
+    if apart:
+        body.append(
+            [f"{apart} (n={first['apart']['questions']})", *(arms[a]["apart"]["j"] for a in names)]
+        )
+    prices = settings["usd_per_1m_tokens"]
+    priced = any(v is not None for v in prices.values())
+    cost_rows = []
+    for a in names:
+        per = arms[a]["tokens"]["per_question"]
+        total = arms[a]["tokens"]["total"]
+        cost_rows.append(
+            [
+                a,
+                fmt(per["answer_prompt"], 1),
+                fmt(per["answer_completion"], 1),
+                fmt(per["judge_prompt"], 1),
+                fmt(per["judge_completion"], 1),
+                total["prompt"] + total["completion"],
+                fmt(arms[a]["cost_usd"], 4),
+                arms[a]["unreadable_verdicts"],
+            ]
+        )
+    price_line = (
+        "Prices (USD per 1M tokens): "
+        + ", ".join(f"{k.replace('_', ' ')} {fmt(v, 3)}" for k, v in prices.items())
+        + "."
+        if priced
+        else "No prices given (--price-in/--price-out): tokens only."
+    )
+    return [
+        "",
+        "## J: answered from each arm's context, graded by an LLM judge (CORRECT / WRONG)",
+        "",
+        f"Answer model `{settings['answer_model']}`, judge `{settings['judge_model']}`, "
+        f"temperature 0, contexts at budget {settings['budget']}, questions: "
+        f"{settings['categories']}. J is the share judged CORRECT; a verdict without a "
+        "readable label counts as WRONG. It depends on both models: compare arms within one "
+        "run, not across runs with other models.",
+        "",
+        *table(["category", *names], body),
+        "",
+        "### McNemar exact test on J",
+        "",
+        *_pairs_table(block["pairs"]),
+        "",
+        "### LLM tokens per question and cost",
+        "",
+        *table(
+            [
+                "arm",
+                "answer prompt",
+                "answer completion",
+                "judge prompt",
+                "judge completion",
+                "tokens in all",
+                "cost (USD)",
+                "unreadable verdicts",
+            ],
+            cost_rows,
+        ),
+        "",
+        price_line,
+    ]

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nmafc.core.rendering import format_date
 from nmafc.core.retrieval import preset as retrieval_preset
 from nmafc.embedding.base import Embedder
 from nmafc.embedding.factory import create_embedder
 from nmafc.evaluation import charts, report, scoring
 from nmafc.evaluation.arms import ARM_NAMES
+from nmafc.evaluation.judge import Item, Judged, JudgeOptions, require_llm, run_judge
 from nmafc.evaluation.loaders import Dataset, load_locomo, load_longmemeval
 from nmafc.evaluation.metrics import answer_tokens, dedupe
 from nmafc.evaluation.options import (
@@ -31,9 +33,15 @@ from nmafc.evaluation.options import (
     split_list,
 )
 from nmafc.evaluation.progress import Progress
-from nmafc.evaluation.scoring import REACHABLE_CATEGORIES, IngestTiming, Outcome
+from nmafc.evaluation.scoring import (
+    REACHABLE_CATEGORIES,
+    SCORED_CATEGORIES,
+    IngestTiming,
+    Outcome,
+)
 from nmafc.evaluation.timing import TimedEmbedder
 from nmafc.settings import load_settings
+from nmafc.settings.llm import LlmSettings
 
 
 @dataclass(slots=True)
@@ -129,7 +137,12 @@ def _settings_block(
 
 
 def _write(
-    out: Path, dataset: Dataset, run: RunResult, budgets: Sequence[int], ranks: bool
+    out: Path,
+    dataset: Dataset,
+    run: RunResult,
+    budgets: Sequence[int],
+    ranks: bool,
+    judged: Mapping[tuple[str, str], Judged] | None = None,
 ) -> None:
     by_question: dict[tuple[str, int], list[Outcome]] = {}
     for budget, per_arm in run.outcomes.items():
@@ -137,7 +150,12 @@ def _write(
             for o in outcomes:
                 by_question.setdefault((o.question.id, budget), []).append(o)
     lines = (
-        report.question_line(by_question[(q.id, b)], with_budget=len(budgets) > 1, ranks=ranks)
+        report.question_line(
+            by_question[(q.id, b)],
+            with_budget=len(budgets) > 1,
+            ranks=ranks,
+            judged=judged if b == main_budget(budgets) else None,
+        )
         for q in dataset.questions
         for b in budgets
     )
@@ -149,6 +167,56 @@ def _own_embedder(embedder: Embedder | None) -> tuple[Embedder, bool]:
         return embedder, False
     settings = load_settings()
     return create_embedder(settings.embedding, cache_dir=settings.resolved_cache_dir()), True
+
+
+def _llm_for(answer: JudgeOptions | None, llm: LlmSettings | None) -> LlmSettings | None:
+    """The upstream settings a judged run uses, checked before any retrieval work."""
+    if answer is None:
+        return None
+    resolved = llm or load_settings().llm
+    require_llm(resolved)
+    return resolved
+
+
+def _judge(
+    outcomes: Mapping[str, Sequence[Outcome]],
+    wanted: Callable[[Outcome], bool],
+    answer: JudgeOptions,
+    llm: LlmSettings,
+    progress: bool,
+) -> dict[tuple[str, str], Judged]:
+    """Answer and judge every wanted outcome of the main budget through the upstream LLM."""
+    items = [
+        Item(
+            o.arm,
+            o.question.id,
+            o.question.question,
+            o.question.answer,
+            o.retrieval.context,
+            format_date(o.question.asked_at) if o.question.asked_at else None,
+        )
+        for per_arm in outcomes.values()
+        for o in per_arm
+        if wanted(o)
+    ]
+    return run_judge(llm, items, answer, progress=progress)
+
+
+def _judge_flags(answer: JudgeOptions | None) -> list[tuple[str, str | None]]:
+    if answer is None:
+        return []
+
+    def price(value: float | None) -> str | None:
+        return None if value is None else f"{value:g}"
+
+    return [
+        ("--answer-model", answer.answer_model),
+        ("--judge-model", answer.judge_model),
+        ("--price-in", price(answer.price_in)),
+        ("--price-out", price(answer.price_out)),
+        ("--judge-price-in", price(answer.judge_price_in)),
+        ("--judge-price-out", price(answer.judge_price_out)),
+    ]
 
 
 def _command(kind: str, pairs: Sequence[tuple[str, str | None]]) -> str:
@@ -170,10 +238,18 @@ def run_locomo(
     embedder: Embedder | None = None,
     progress: bool = True,
     options: ArmOptions | None = None,
+    answer: JudgeOptions | None = None,
+    llm: LlmSettings | None = None,
 ) -> dict[str, Any]:
-    """``nmafc eval locomo``: questions.jsonl, summary.json, summary.md and charts in ``out``."""
+    """``nmafc eval locomo``: questions.jsonl, summary.json, summary.md and charts in ``out``.
+
+    With ``answer``, every arm's context at the main budget also answers each question of
+    categories 1–4 through the upstream LLM (``llm``, default: the configured one) and a
+    judge grades it: the ``answers`` block of summary.json. Without it nothing calls an LLM.
+    """
     names, budgets, preset_name = parse_arms(arms), parse_budgets(budget), resolve_preset(preset)
     options = options or ArmOptions()
+    llm = _llm_for(answer, llm)
     wanted = split_list(conversations)
     dataset = load_locomo(Path(data), wanted or None)
     model, owned = _own_embedder(embedder)
@@ -223,14 +299,27 @@ def run_locomo(
                 ("--out", str(Path(out).resolve())),
                 ("--conversations", ",".join(wanted) if wanted else None),
                 ("--preset", preset_name),
+                *_judge_flags(answer),
             ],
         ),
     }
     if len(budgets) > 1:
         summary["budgets"] = {str(b): per_budget[b] for b in budgets}
+    judged: dict[tuple[str, str], Judged] | None = None
+    if answer is not None and llm is not None:
+        main = run.outcomes[main_budget(budgets)]
+        judged = _judge(
+            main, lambda o: o.question.category in SCORED_CATEGORIES, answer, llm, progress
+        )
+        summary["answers"] = scoring.j_block(
+            main,
+            judged,
+            SCORED_CATEGORIES,
+            {**answer.describe(), "budget": main_budget(budgets), "categories": "1-4"},
+        )
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
-    _write(target, dataset, run, budgets, ranks=False)
+    _write(target, dataset, run, budgets, ranks=False, judged=judged)
     report.write_json(target / "summary.json", summary)
     (target / "summary.md").write_text(report.locomo_markdown(summary), encoding="utf-8")
     charts.locomo_charts(target, summary)
@@ -248,10 +337,17 @@ def run_longmemeval(
     embedder: Embedder | None = None,
     progress: bool = True,
     options: ArmOptions | None = None,
+    answer: JudgeOptions | None = None,
+    llm: LlmSettings | None = None,
 ) -> dict[str, Any]:
-    """``nmafc eval longmemeval``: the same outputs, scored by session and turn rank."""
+    """``nmafc eval longmemeval``: the same outputs, scored by session and turn rank.
+
+    With ``answer``, every question is also answered from each arm's context and judged
+    (abstention questions reported apart), as :func:`run_locomo` does.
+    """
     names, budgets, preset_name = parse_arms(arms), parse_budgets(budget), resolve_preset(preset)
     options = options or ArmOptions()
+    llm = _llm_for(answer, llm)
     dataset = load_longmemeval(Path(data), limit)
     model, owned = _own_embedder(embedder)
     try:
@@ -289,12 +385,23 @@ def run_longmemeval(
                 # Flags beyond the documented ones appear only when they differ from defaults.
                 ("--budget", None if budget == MAIN_BUDGET else str(budget)),
                 ("--preset", preset),
+                *_judge_flags(answer),
             ],
         ),
     }
+    judged: dict[tuple[str, str], Judged] | None = None
+    if answer is not None and llm is not None:
+        judged = _judge(outcomes, lambda o: True, answer, llm, progress)
+        summary["answers"] = scoring.j_block(
+            outcomes,
+            judged,
+            types,
+            {**answer.describe(), "budget": budgets[0], "categories": "every question type"},
+            apart=lambda q: q.abstention,
+        )
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
-    _write(target, dataset, run, budgets, ranks=True)
+    _write(target, dataset, run, budgets, ranks=True, judged=judged)
     report.write_json(target / "summary.json", summary)
     (target / "summary.md").write_text(report.longmemeval_markdown(summary), encoding="utf-8")
     charts.longmemeval_charts(target, summary)

@@ -8,6 +8,7 @@ from itertools import combinations
 from typing import Any
 
 from nmafc.evaluation.arms import Retrieval
+from nmafc.evaluation.judge import Judged
 from nmafc.evaluation.loaders import LOCOMO_CATEGORIES, Question
 from nmafc.evaluation.metrics import (
     answer_reachable,
@@ -216,3 +217,77 @@ def longmemeval_arm(
     summary.update(cost_and_latency(outcomes))
     summary.update(timing.as_dict())
     return summary
+
+
+# -- Answer and judge (J) ----------------------------------------------------------------
+
+
+def j_metric(judged: Mapping[tuple[str, str], Judged]) -> Callable[[Outcome], bool | None]:
+    """J of an outcome: its answer judged CORRECT; None when it was not judged."""
+
+    def metric(o: Outcome) -> bool | None:
+        found = judged.get((o.arm, o.question.id))
+        return None if found is None else found.correct
+
+    return metric
+
+
+def _tokens(chosen: Sequence[Judged]) -> dict[str, Any]:
+    prompt = sum(j.answer_usage.prompt_tokens + j.judge_usage.prompt_tokens for j in chosen)
+    completion = sum(
+        j.answer_usage.completion_tokens + j.judge_usage.completion_tokens for j in chosen
+    )
+    return {
+        "per_question": {
+            "answer_prompt": _rounded(mean(j.answer_usage.prompt_tokens for j in chosen), 1),
+            "answer_completion": _rounded(
+                mean(j.answer_usage.completion_tokens for j in chosen), 1
+            ),
+            "judge_prompt": _rounded(mean(j.judge_usage.prompt_tokens for j in chosen), 1),
+            "judge_completion": _rounded(mean(j.judge_usage.completion_tokens for j in chosen), 1),
+        },
+        "total": {"prompt": prompt, "completion": completion},
+    }
+
+
+def j_arm(
+    outcomes: Sequence[Outcome],
+    judged: Mapping[tuple[str, str], Judged],
+    categories: Sequence[str],
+    *,
+    apart: Callable[[Question], bool] | None = None,
+) -> dict[str, Any]:
+    """One arm's J by category, with its tokens and cost; ``apart`` questions reported alone."""
+    metric = j_metric(judged)
+    mine = [o for o in outcomes if (o.arm, o.question.id) in judged]
+    main = [o for o in mine if apart is None or not apart(o.question)]
+    chosen = [judged[(o.arm, o.question.id)] for o in mine]
+    costs = [j.cost_usd for j in chosen if j.cost_usd is not None]
+    summary: dict[str, Any] = {
+        "j": by_category(main, metric, categories),
+        "questions_judged": by_count(main, categories),
+        "unreadable_verdicts": sum(1 for j in chosen if j.label is None),
+        "tokens": _tokens(chosen),
+        "cost_usd": round(sum(costs), 6) if costs else None,
+        "cost_per_question_usd": round(sum(costs) / len(costs), 8) if costs else None,
+    }
+    if apart is not None:
+        rest = [o for o in mine if apart(o.question)]
+        summary["apart"] = {"j": rate(rest, metric), "questions": len(rest)}
+    return summary
+
+
+def j_block(
+    per_arm: Mapping[str, Sequence[Outcome]],
+    judged: Mapping[tuple[str, str], Judged],
+    categories: Sequence[str],
+    described: Mapping[str, Any],
+    *,
+    apart: Callable[[Question], bool] | None = None,
+) -> dict[str, Any]:
+    """summary.json's ``answers``: settings, J per arm and category, McNemar on J."""
+    return {
+        "settings": dict(described),
+        "arms": {a: j_arm(o, judged, categories, apart=apart) for a, o in per_arm.items()},
+        "pairs": mcnemar_pairs(per_arm, j_metric(judged)),
+    }
