@@ -82,7 +82,7 @@ def verify_acks(url: str, run: LoadRun) -> Verification:
 
 
 def _report(run: LoadRun, verification: Verification) -> None:
-    """Each fault test's counts, kept as an artifact (the README quotes them)."""
+    """Each fault test's counts, kept as an artifact (docs/operations.md quotes them)."""
     test = os.environ.get("PYTEST_CURRENT_TEST", "fault").split(" ")[0]
     name = test.split("::")[-1]
     out = Path(__file__).resolve().parents[2] / "test-artifacts" / "faults" / f"{name}.json"

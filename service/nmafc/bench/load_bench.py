@@ -318,6 +318,12 @@ def run(options: LoadOptions, out: Path | None = None, name: str = "load") -> di
                     "NMAFC_DATA_DIR": data_dir,
                     "NMAFC_SERVER_LOG_LEVEL": "warning",
                     "NMAFC_API_KEYS": f"{key}:*",
+                    # One agent is every client here: the per-agent cap would refuse most
+                    # of them (429) and measure the cap, not the service. The cap has its
+                    # own test (tests/faults/test_abuse.py).
+                    "NMAFC_SERVER_AGENT_MAX_CONCURRENT": str(
+                        4 * (options.writers + options.readers)
+                    ),
                 },
                 # A file, not a pipe: a long run's warnings must never block the server.
                 Path(data_dir) / "serve.log",
