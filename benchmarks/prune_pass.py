@@ -3,8 +3,9 @@
     python benchmarks/prune_pass.py EXPIRING KEPT [COLD_URI]
 
 Loads KEPT CoreAnchor and EXPIRING EphemeralState records (random unit vectors) into one
-scope, lets five turns pass, warms the working set, then times ``engine.maintain``.
-Prints one JSON line. Run it against two checkouts to compare them.
+scope, lets five turns pass, warms the working set, then times ``engine.maintain`` and
+counts the statements the Cold ROM runs for it. Prints one JSON line. Run it against two
+checkouts to compare them.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from sqlalchemy import event
+from sqlalchemy.engine.interfaces import ExecuteStyle
 
 from nmafc.core.facts import FactDraft
 from nmafc.core.scope import Scope
@@ -58,9 +62,18 @@ def main(expiring: int, kept: int, cold_uri: str | None) -> dict[str, object]:
             row = session.scopes.lock(scope)
             session.scopes.advance(row, turn=row.turn + 5, seq=row.seq)
         engine.working_set(scope)  # the pass is timed without loading the scope
+        statements = [0]
+
+        def count(*args: Any) -> None:  # an observer: how often the database runs a statement
+            context, executemany = args[4], args[5]
+            many = executemany and context.execute_style is ExecuteStyle.EXECUTEMANY
+            statements[0] += len(args[3]) if many else 1
+
+        event.listen(engine.ctx.cold.engine, "before_cursor_execute", count)
         started = time.perf_counter()
         report = engine.maintain(scope)
         seconds = time.perf_counter() - started
+        event.remove(engine.ctx.cold.engine, "before_cursor_execute", count)
         engine.close()
     return {
         "expiring": expiring,
@@ -68,6 +81,7 @@ def main(expiring: int, kept: int, cold_uri: str | None) -> dict[str, object]:
         "cold": (cold_uri or "sqlite").split(":")[0],
         "expired": report.expired,
         "pass_seconds": round(seconds, 3),
+        "cold_statements": statements[0],
     }
 
 
