@@ -190,6 +190,9 @@ class FactsRepo:
                     update(facts)
                     .where(
                         where_scope(facts, scope),
+                        # The ids alone too: with them SQLite's planner takes the record
+                        # index, not the scope's (a scan of the scope per chunk).
+                        facts.c.record_id.in_([rid for rid, _ in chunk]),
                         tuple_(facts.c.record_id, facts.c.version).in_(chunk),
                     )
                     .values(invalid_at=at, invalid_at_time=at_time, invalid_reason=reason)
