@@ -74,13 +74,14 @@ class ScaleOptions:
 def run(options: ScaleOptions, out: Path, name: str = "scale") -> dict[str, Any]:
     """Measure in a child process; write ``<name>.json`` and ``<name>.md`` under ``out``."""
     with tempfile.TemporaryDirectory(prefix="nmafc-scale-") as data_dir:
+        # The child's progress and errors go to this process's stderr.
         child = subprocess.run(
             [sys.executable, "-m", "nmafc.bench.scale_bench", json.dumps(asdict(options)),
              data_dir],
-            capture_output=True, text=True, check=False,
+            stdout=subprocess.PIPE, text=True, check=False,
         )  # fmt: skip
     if child.returncode != 0:
-        raise RuntimeError(f"scale bench child failed:\n{child.stderr[-3000:]}")
+        raise RuntimeError(f"scale bench child failed (exit {child.returncode}); see above")
     report: dict[str, Any] = json.loads(child.stdout.strip().splitlines()[-1])
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.json").write_text(json.dumps(report, indent=2))
@@ -124,6 +125,10 @@ class _Corpus:
         return _fact(s, vector, TIERS[i % len(TIERS)])
 
 
+def _progress(what: str, since: float) -> None:
+    print(f"[scale] {what} ({time.perf_counter() - since:.0f} s)", file=sys.stderr, flush=True)
+
+
 def _fact(s: Sentence, vector: Vector, tier: Tier) -> FactDraft:
     return FactDraft(
         content=s.text, entity=s.entity, tier=tier, related_entities=(s.related,), vector=vector
@@ -144,7 +149,9 @@ def measure(options: ScaleOptions, data_dir: str) -> dict[str, Any]:
     small = [Scope("scale", f"s{i:06d}") for i in range(options.scopes)]
     scopes = small + ([BIG] if options.big_scope_records else [])
     total = options.scopes * options.records_per_scope + options.big_scope_records
+    begun = time.perf_counter()
     corpus = _Corpus(options, engine, total)
+    _progress(f"embedded {len(corpus.sentences):,} sentences", begun)
     rss: dict[str, float] = {"before_load": _rss_mb()}
 
     started = time.perf_counter()
@@ -153,11 +160,14 @@ def measure(options: ScaleOptions, data_dir: str) -> dict[str, Any]:
         _advance_clock(engine, scope, 1.0)
         if k % _COMPACT_EVERY == 0:
             engine.compact(planner_stats=False)
+        if k % 100 == 0:
+            _progress(f"loaded {k:,} scopes", begun)
     for start in range(0, options.big_scope_records, _BATCH):
         engine.ingest(BIG, corpus.drafts(min(_BATCH, options.big_scope_records - start)))
         _advance_clock(engine, BIG, 1.0)
     engine.compact()
     load_s = time.perf_counter() - started
+    _progress(f"loaded {total:,} records", begun)
     engine.ctx.hot.cache.drop()  # what follows starts from an empty cache
     _settle()
     rss["after_load"] = _rss_mb()
@@ -165,6 +175,7 @@ def measure(options: ScaleOptions, data_dir: str) -> dict[str, Any]:
     ranked = list(scopes)
     random.Random(options.seed + 1).shuffle(ranked)  # which scopes are popular: random
     window = _window(engine, corpus, ranked, _zipf(len(ranked), options.zipf), options)
+    _progress("search window done", begun)
     _settle()
     rss["after_window"] = _rss_mb()
     cached = _cached_records(engine, scopes)
@@ -173,6 +184,7 @@ def measure(options: ScaleOptions, data_dir: str) -> dict[str, Any]:
     loads = _load_times(engine, corpus.rng.sample(small, min(50, len(small))))
     big_load = _load_times(engine, [BIG]) if options.big_scope_records else []
     maintenance = _maintenance_pass(engine, scopes)
+    _progress("maintenance pass done", begun)
     _settle()
     rss["end"] = _rss_mb()
     engine.close()
@@ -180,6 +192,7 @@ def measure(options: ScaleOptions, data_dir: str) -> dict[str, Any]:
     # The same window with the cache off: recall searches LanceDB and the Cold ROM.
     off = settings.model_copy(update={"hot": settings.hot.model_copy(update={"cache_max_mb": 0})})
     engine = MemoryEngine.open(off, embedder=embedder)
+    _progress("cache off: reopened", begun)
     sample = corpus.rng.sample(small, min(options.off_sample, len(small)))
     off_window = _window(engine, corpus, [BIG, *sample] if options.big_scope_records
                          else sample, None, options)  # fmt: skip
