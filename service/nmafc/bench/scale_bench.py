@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import random
 import subprocess
 import sys
@@ -150,6 +151,7 @@ def measure(options: ScaleOptions, data_dir: str) -> dict[str, Any]:
     scopes = small + ([BIG] if options.big_scope_records else [])
     total = options.scopes * options.records_per_scope + options.big_scope_records
     begun = time.perf_counter()
+    load_average = [round(os.getloadavg()[1], 1)]  # the host's other work, as it ran
     corpus = _Corpus(options, engine, total)
     _progress(f"embedded {len(corpus.sentences):,} sentences", begun)
     rss: dict[str, float] = {"before_load": _rss_mb()}
@@ -197,9 +199,10 @@ def measure(options: ScaleOptions, data_dir: str) -> dict[str, Any]:
     off_window = _window(engine, corpus, [BIG, *sample] if options.big_scope_records
                          else sample, None, options)  # fmt: skip
     engine.close()
+    load_average.append(round(os.getloadavg()[1], 1))
     return {
         "benchmark": "scale",
-        "machine": describe(),
+        "machine": {**describe(), "load_average_5min": load_average},
         "options": asdict(options),
         "records_loaded": total,
         "vectors": {
@@ -400,7 +403,12 @@ def _lines(report: dict[str, Any]) -> Iterator[str]:
         f"{o['scopes']:,} scopes × {o['records_per_scope']:,} records"
         + (f" + one scope of {o['big_scope_records']:,}" if o["big_scope_records"] else "")
         + f" = {report['records_loaded']:,} records; cache {o['cache_mb']:,} MB; "
-        f"Zipf s = {o['zipf']}; {summary(report['machine'])}."
+        f"Zipf s = {o['zipf']}; {summary(report['machine'])}"
+        + (
+            f", 5-minute load average {' → '.join(map(str, load))} at start → end."
+            if (load := report["machine"].get("load_average_5min"))
+            else "."
+        )
     )
     yield ""
     yield "| measure | value |"
