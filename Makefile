@@ -11,7 +11,7 @@ UI_EXPORT := service/nmafc/web/static/index.html
 UI_SOURCES := $(shell find $(UI)/src -type f 2>/dev/null) \
 	$(addprefix $(UI)/,package.json next.config.mjs tsconfig.json)
 
-.PHONY: run demo ui wheel openapi scaled-smoke docker-steps test test-tools lint typecheck bench-engine bench-http clean
+.PHONY: run demo ui wheel openapi scaled-smoke docker-steps test test-tools lint typecheck bench-engine bench-http bench-scale clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -87,6 +87,18 @@ typecheck: $(STAMP)  ## mypy, strict on the package
 
 bench-engine: $(STAMP)  ## 10^5 and 10^6 records: pass time, recall latency, peak memory
 	$(BIN)/nmafc bench engine --sizes 100000,1000000 --out benchmarks/results
+
+# Issue 25's target: 2x10^6 records over 10^4 scopes plus one of 10^5, cache bounded at 1 GB.
+# Override any of them: make bench-scale SCALE_SCOPES=200 SCALE_RECORDS=500 SCALE_BIG=20000
+SCALE_SCOPES ?= 10000
+SCALE_RECORDS ?= 200
+SCALE_BIG ?= 100000
+SCALE_CACHE_MB ?= 1024
+SCALE_SEARCHES ?= 5000
+bench-scale: $(STAMP)  ## 10^4 scopes x 200 records + one of 10^5, 1 GB cache, Zipf 1.1 searches, then cache off
+	$(BIN)/nmafc bench scale --scopes $(SCALE_SCOPES) --records-per-scope $(SCALE_RECORDS) \
+		--big-scope-records $(SCALE_BIG) --cache-mb $(SCALE_CACHE_MB) --zipf 1.1 \
+		--searches $(SCALE_SEARCHES) --out benchmarks/results
 
 scaled-smoke: $(STAMP)  ## PostgreSQL + SeaweedFS S3 + 2 replicas + 1 worker, as processes, then torn down
 	$(BIN)/python -m nmafc.testing.scaled_smoke

@@ -187,6 +187,24 @@ def _parser() -> argparse.ArgumentParser:
     http.add_argument("--reinforce", action="store_true", help="recalls reinforce (writes)")
     http.add_argument("--out", type=Path, default=Path("bench-results"))
     http.set_defaults(run=_bench_http)
+    scale = bench_sub.add_parser(
+        "scale", help="many scopes on one replica: RSS, cache hits, latency, cache off"
+    )
+    scale.add_argument("--scopes", type=int, default=10_000, help="small scopes")
+    scale.add_argument("--records-per-scope", type=int, default=200)
+    scale.add_argument(
+        "--big-scope-records", type=int, default=100_000, help="one more scope this big (0: none)"
+    )
+    scale.add_argument("--searches", type=int, default=5_000, help="recalls per search window")
+    scale.add_argument("--cache-mb", type=int, default=1024, help="hot.cache_max_mb")
+    scale.add_argument("--zipf", type=float, default=1.1, help="exponent of the scope popularity")
+    scale.add_argument(
+        "--embed-pool", type=int, default=20_000,
+        help="distinct sentences embedded, reused with noise (0: embed every record's text)",
+    )  # fmt: skip
+    scale.add_argument("--name", default="scale", help="report file names: <name>.json, .md")
+    scale.add_argument("--out", type=Path, default=Path("bench-results"))
+    scale.set_defaults(run=_bench_scale)
     load = bench_sub.add_parser(
         "load", help="concurrent writers and readers, then verify no acknowledged write is lost"
     )
@@ -416,6 +434,23 @@ def _bench_http(args: argparse.Namespace) -> int:
     report = run(options, args.out)
     print(markdown(report))
     return 0 if all(r["errors"] == 0 for r in report["results"]) else 1
+
+
+def _bench_scale(args: argparse.Namespace) -> int:
+    from nmafc.bench.scale_bench import ScaleOptions, markdown, run
+
+    options = ScaleOptions(
+        scopes=args.scopes,
+        records_per_scope=args.records_per_scope,
+        big_scope_records=args.big_scope_records,
+        searches=args.searches,
+        cache_mb=args.cache_mb,
+        zipf=args.zipf,
+        embed_pool=args.embed_pool,
+    )
+    report = run(options, args.out, args.name)
+    print(markdown(report))
+    return 0 if report["errors"] == 0 else 1
 
 
 def _bench_load(args: argparse.Namespace) -> int:

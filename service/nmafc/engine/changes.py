@@ -23,6 +23,10 @@ class ChangeSet:
     events: list[Event] = field(default_factory=list)
     inserted: list[MemoryRecord] = field(default_factory=list)
     updated: list[MemoryRecord] = field(default_factory=list)
+    # Versions given to :meth:`update` and to :meth:`close`: a version only ever closed
+    # is written set-based; one also updated gets its whole state written.
+    _full: set[tuple[str, int]] = field(default_factory=set, init=False, repr=False)
+    _closed: set[tuple[str, int]] = field(default_factory=set, init=False, repr=False)
     vectors: dict[tuple[str, int], Vector] = field(default_factory=dict)
     turn: float | None = None
 
@@ -49,6 +53,13 @@ class ChangeSet:
     def update(self, *records: MemoryRecord) -> None:
         """In-place state of existing version rows (strength, tier, links, validity)."""
         self.updated.extend(records)
+        self._full.update((r.id, r.version) for r in records)
+
+    def close(self, *records: MemoryRecord) -> None:
+        """As :meth:`update`, for versions read in this transaction and then only closed
+        (``invalidate``): written set-based, one statement for many records."""
+        self.updated.extend(records)
+        self._closed.update((r.id, r.version) for r in records)
 
     def __bool__(self) -> bool:
         return bool(self.events)
@@ -58,7 +69,14 @@ class ChangeSet:
         session.facts.insert_versions(
             row, self.inserted, {r.id: self.vectors[(r.id, r.version)] for r in self.inserted}
         )
-        session.facts.update_state(row.scope, _last_per_version(self.updated))
+        latest = _last_per_version(self.updated)
+        closed_only = self._closed - self._full
+        session.facts.update_state(
+            row.scope, [r for r in latest if (r.id, r.version) not in closed_only]
+        )
+        session.facts.close_versions(
+            row.scope, [r for r in latest if (r.id, r.version) in closed_only]
+        )
         stored, seq = session.events.append(row, self.events)
         turn = row.turn if self.turn is None else max(row.turn, self.turn)
         if seq != row.seq or turn != row.turn:

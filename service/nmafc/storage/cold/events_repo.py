@@ -53,13 +53,12 @@ class EventsRepo:
             }
             for offset, event in enumerate(new, start=1)
         ]
-        ids = (
-            self._conn.execute(
-                events.insert().returning(events.c.id, sort_by_parameter_order=True), params
-            )
-            .scalars()
-            .all()
-        )
+        # RETURNING the seq with the id, not in parameter order: SQLite cannot promise
+        # that order for a multi-row INSERT, so asking for it makes SQLAlchemy insert one
+        # row per statement (a prune logs an event per record it closes).
+        returned = self._conn.execute(events.insert().returning(events.c.id, events.c.seq), params)
+        by_seq = {int(seq): int(event_id) for event_id, seq in returned}
+        ids = [by_seq[row.seq + offset] for offset in range(1, len(new) + 1)]
         stored = [
             replace(
                 event,

@@ -8,7 +8,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import ColumnElement, and_, bindparam, delete, func, select, true, update
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    bindparam,
+    delete,
+    func,
+    select,
+    true,
+    tuple_,
+    update,
+)
 from sqlalchemy.engine import Connection
 
 from nmafc.core.lifecycle import DECAYED
@@ -68,6 +78,9 @@ def _state(record: MemoryRecord) -> dict[str, Any]:
 
 
 _SCAN_ROWS = 2048  # rows per chunk of a streamed vector scan
+# (record id, version) pairs per set-based UPDATE: 2 bound values each, well inside
+# SQLite's 32,766 and PostgreSQL's 65,535 parameters per statement.
+_IDS_PER_STATEMENT = 2000
 
 
 def _decayed_latest() -> ColumnElement[bool]:
@@ -162,6 +175,38 @@ class FactsRepo:
             for r in records
         ]
         self._conn.execute(statement, params)
+
+    def close_versions(self, scope: Scope, records: Sequence[MemoryRecord]) -> int:
+        """Write the closing of record versions that changed in nothing else, set-based.
+
+        Each record's ``invalid_at``, ``invalid_at_time`` and ``invalid_reason`` are set on
+        its version row; the other columns are left as stored, so only records read in
+        this transaction and then closed (:func:`~nmafc.core.lifecycle.invalidate`) may
+        come here. Records closed alike (a prune closes thousands at one turn and instant,
+        for two reasons) share one ``UPDATE … WHERE (record_id, version) IN (…)`` per
+        chunk of ids, instead of one UPDATE per record. Returns the rows updated.
+        """
+        alike: dict[tuple[Any, ...], list[tuple[str, int]]] = {}
+        for r in records:
+            key = (r.invalid_at, r.invalid_at_time, r.invalid_reason)
+            alike.setdefault(key, []).append((r.id, r.version))
+        updated = 0
+        for (at, at_time, reason), pairs in alike.items():
+            for start in range(0, len(pairs), _IDS_PER_STATEMENT):
+                chunk = pairs[start : start + _IDS_PER_STATEMENT]
+                statement = (
+                    update(facts)
+                    .where(
+                        where_scope(facts, scope),
+                        # The ids alone too: with them SQLite's planner takes the record
+                        # index, not the scope's (a scan of the scope per chunk).
+                        facts.c.record_id.in_([rid for rid, _ in chunk]),
+                        tuple_(facts.c.record_id, facts.c.version).in_(chunk),
+                    )
+                    .values(invalid_at=at, invalid_at_time=at_time, invalid_reason=reason)
+                )
+                updated += int(self._conn.execute(statement).rowcount)
+        return updated
 
     def current(self, scope: AnyScope, record_ids: Iterable[str]) -> dict[str, MemoryRecord]:
         """The latest version of each record (valid or not)."""
