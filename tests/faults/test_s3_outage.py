@@ -86,9 +86,14 @@ def test_an_s3_outage_mid_load_loses_no_acknowledged_write(
 
 
 def _eventually(
-    probe: Callable[[], tuple[int, int]], log: Callable[[], str], within_s: float = 90.0
+    probe: Callable[[], tuple[int, int]], log: Callable[[], str], within_s: float = 180.0
 ) -> tuple[int, int]:
-    """Hot catches up from the log by itself (the flush service retries lagging scopes)."""
+    """Hot catches up from the log by itself (the flush service retries lagging scopes).
+
+    LanceDB's calls parked on the dead server's connections can keep timing out for
+    minutes after S3 is back (docs/architecture.md, *When a store fails*): under a loaded
+    CI run one was still timing out 90 s after the restart, hence 180 s.
+    """
     deadline = time.monotonic() + within_s
     while True:
         try:
