@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from nmafc.testing.seaweedfs import free_port
+from nmafc.testing.seaweedfs import restartable_port
 
 
 class NmafcProcess:
@@ -34,7 +34,7 @@ class NmafcProcess:
         inherited = {k: v for k, v in os.environ.items() if k not in drop}
         self.env = {**inherited, **env}
         self.log_path = log_path
-        self.port = free_port() if command == "serve" else None
+        self.port = restartable_port() if command == "serve" else None
         self.process: subprocess.Popen[bytes] | None = None
 
     @property

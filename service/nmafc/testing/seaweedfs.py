@@ -6,6 +6,8 @@ the scaled-mode smoke run and the fault tests all start it the same way, from he
 
 from __future__ import annotations
 
+import os
+import random
 import shutil
 import socket
 import subprocess
@@ -58,6 +60,36 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+_BAND = 2000  # ports per test process, below the kernel's ephemeral range (32768 up)
+_BAND_BASE = 20000
+_handed_out: set[int] = set()  # each port once per process: a stopped server keeps its own
+
+
+def restartable_port() -> int:
+    """A free port that stays ours while the server on it is down, to restart on it.
+
+    A port the kernel hands out (bind to 0) is in the ephemeral range: while a fault test
+    has its S3 server or service killed, any other process's next connection or server
+    may take that port, and the restarted server then fails to bind or, worse, the test
+    talks to someone else's server. Ports here come from a band below that range, one band
+    per pytest-xdist worker, so only this process picks from it, one test at a time.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    band = _BAND_BASE + (int(worker) if worker.isdigit() else 0) % 6 * _BAND
+    for _ in range(200):
+        port = random.randrange(band, band + _BAND)
+        if port in _handed_out:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    return free_port()
+
+
 class PortTaken(RuntimeError):
     """weed exited because a port picked for it was bound by someone else meanwhile."""
 
@@ -105,9 +137,9 @@ class SeaweedFS:
         raise AssertionError("unreachable")
 
     def _pick_ports(self) -> None:
-        self.ports = {name: free_port() for name in ("master", "volume", "filer", "s3")}
+        self.ports = {name: restartable_port() for name in ("master", "volume", "filer", "s3")}
         # gRPC ports default to port + 10000, which overflows for high ephemeral ports.
-        self.grpc = {name: free_port() for name in self.ports}
+        self.grpc = {name: restartable_port() for name in self.ports}
         endpoint = f"http://127.0.0.1:{self.ports['s3']}"
         self.server = S3Server(endpoint=endpoint, bucket=self.bucket)
 
