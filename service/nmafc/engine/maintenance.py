@@ -59,7 +59,7 @@ class Maintenance:
             changes = ChangeSet()
             now = self.ctx.clock(row.turn)
             at = utcnow()
-            working = self.ctx.hot.working_set(row)
+            working = self.ctx.hot.working_set(row, keep=False)
             since = session.events.since(row.scope, row.maintained_seq)
             gone: dict[str, MemoryRecord] = {}
 
