@@ -131,13 +131,13 @@ def test_serve_answers_the_readme_walkthrough_verbatim(data_dir: Path) -> None:
 
 
 def test_bench_http_smoke(data_dir: Path, tmp_path: Path) -> None:
+    # One scope count, both worker counts: each row starts a server (the slowest part of
+    # the suite when it ran four); the sweep over scopes is the same loop.
     options = HttpBenchOptions(
-        records=200, scopes=[1, 20], clients=4, duration_s=1.5, workers=[1, 2], settle_s=0.5
+        records=200, scopes=[20], clients=4, duration_s=1.5, workers=[1, 2], settle_s=0.5
     )
     report = run(options, tmp_path / "out")
-    assert [(r["scopes"], r["workers"]) for r in report["results"]] == [
-        (1, 1), (1, 2), (20, 1), (20, 2),
-    ]  # fmt: skip
+    assert [(r["scopes"], r["workers"]) for r in report["results"]] == [(20, 1), (20, 2)]
     for result in report["results"]:
         assert result["errors"] == 0
         assert result["requests"] > 0
