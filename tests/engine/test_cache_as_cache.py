@@ -67,8 +67,11 @@ def test_concurrent_first_recalls_of_a_scope_load_it_once_and_agree(
         assert _until(lambda: engine.ctx.hot.loads == loads + 1)
         time.sleep(0.2)  # no second load finishing late
         assert engine.ctx.hot.loads == loads + 1
-        assert "plums" in results[0][0]
-        assert all(result == results[0] for result in results)
+        assert all("plums" in context for context, _ in results)
+        if inline_max:  # all waited for the one load, and searched the same set
+            assert all(result == results[0] for result in results)
+        # In the background a recall that reaches the scope once the load is done (a slow
+        # thread) searches RAM while the others searched the stores: equal is not due.
     finally:
         engine.close()
 
