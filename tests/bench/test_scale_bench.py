@@ -61,3 +61,23 @@ def test_the_sentence_pool_repeats_no_text_and_questions_vary() -> None:
     assert len({s.text for s in pool}) == 2000
     assert len({s.entity for s in pool}) > 100
     assert len({question(rng) for _ in range(200)}) > 150
+
+
+def test_a_tiny_first_recall_run_answers_the_background_arm_before_its_load(
+    tmp_path: Path,
+) -> None:
+    code = main(
+        [
+            "bench", "first-recall", "--records", "400", "--repeats", "2",
+            "--embed-pool", "100", "--name", "first", "--out", str(tmp_path),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    arms = json.loads((tmp_path / "first.json").read_text())["arms"]
+    assert arms["inline"]["loads_done_when_first_returned"] == [1, 1]
+    assert arms["background"]["loads_done_when_first_returned"] == [0, 0]
+    for arm in arms.values():
+        assert arm["first_ms"]["n"] == 2
+        assert arm["next_ms"]["p50"] > 0
+        assert 0 <= arm["overlap"]["p50"] <= 1
+    assert "| background |" in (tmp_path / "first.md").read_text()

@@ -257,3 +257,29 @@ def test_a_set_loaded_at_once_reserves_room_for_its_rows_and_no_more() -> None:
     updated = [Update(r, None) for r in list(at_once.records.values())[:50]]
     at_once.apply(updated, [], 2)  # reinforcement: the same records again
     assert at_once.nbytes == size
+
+
+def test_under_any_mix_of_uses_the_cache_keeps_within_budget_dropping_the_oldest_first() -> None:
+    # A model of the rule, checked after every step of a long random mix of loads and uses.
+    rng = np.random.default_rng(7)
+    sets = {
+        name: _set_of(name, int(n))
+        for name, n in zip("abcdefgh", rng.integers(5, 80, 8), strict=True)
+    }
+    budget = 3 * max(ws.nbytes for ws in sets.values())
+    cache = WorkingSetCache(budget)
+    model: list[str] = []  # least recently used first
+    for step in range(400):
+        name = str(rng.choice(list(sets)))
+        if rng.random() < 0.5:
+            cache.put(sets[name])
+        elif cache.get(sets[name].scope) is None:
+            assert name not in model, f"step {step}: {name} was evicted out of turn"
+            continue
+        if name in model:
+            model.remove(name)
+        model.append(name)
+        while sum(sets[n].nbytes for n in model) > budget:
+            model.pop(0)
+        assert cache.scopes() == [sets[n].scope for n in model], f"step {step}"
+        assert cache.nbytes() == sum(sets[n].nbytes for n in model) <= budget

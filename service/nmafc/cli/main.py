@@ -205,6 +205,16 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument("--name", default="scale", help="report file names: <name>.json, .md")
     scale.add_argument("--out", type=Path, default=Path("bench-results"))
     scale.set_defaults(run=_bench_scale)
+    first = bench_sub.add_parser(
+        "first-recall",
+        help="first search of an uncached scope: loaded before answering vs in the background",
+    )
+    first.add_argument("--records", type=int, default=20_000, help="records in the scope")
+    first.add_argument("--repeats", type=int, default=5, help="cold first recalls per arm")
+    first.add_argument("--embed-pool", type=int, default=5_000, help="distinct sentences embedded")
+    first.add_argument("--name", default="first_recall", help="report file names")
+    first.add_argument("--out", type=Path, default=Path("bench-results"))
+    first.set_defaults(run=_bench_first_recall)
     load = bench_sub.add_parser(
         "load", help="concurrent writers and readers, then verify no acknowledged write is lost"
     )
@@ -451,6 +461,16 @@ def _bench_scale(args: argparse.Namespace) -> int:
     report = run(options, args.out, args.name)
     print(markdown(report))
     return 0 if report["errors"] == 0 else 1
+
+
+def _bench_first_recall(args: argparse.Namespace) -> int:
+    from nmafc.bench.first_recall import FirstRecallOptions, markdown, run
+
+    options = FirstRecallOptions(
+        records=args.records, repeats=args.repeats, embed_pool=args.embed_pool
+    )
+    print(markdown(run(options, args.out, args.name)))
+    return 0
 
 
 def _bench_load(args: argparse.Namespace) -> int:

@@ -50,11 +50,11 @@ class Archive:
         return archive
 
     def _load(self, row: ScopeRow) -> WorkingSet:
-        self.loads += 1
         archive = WorkingSet(row.scope, row.pk, self.dim, self.int8_scan_min_rows)
         with self.cold.read() as session:
             records, vectors = session.facts.decayed(row.scope)
         archive.apply((Update(r, vectors[i]) for i, r in enumerate(records)), (), row.seq)
+        self.loads += 1  # counted once built, as the working sets' loads are
         return archive
 
     def _apply(self, archive: WorkingSet, row: ScopeRow, events: Iterable[Event]) -> None:

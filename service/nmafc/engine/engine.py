@@ -40,12 +40,13 @@ from nmafc.engine.maintenance import Maintenance, MaintenanceReport
 from nmafc.engine.queue import RememberQueue
 from nmafc.engine.recall import Recall, RecallOptions, RecallResult
 from nmafc.engine.recall_batch import RecallBatching
+from nmafc.engine.scope_loads import ScopeLoads
 from nmafc.engine.snapshot import Snapshots
 from nmafc.engine.writes import WriteResult, Writes
 from nmafc.errors import MemoryNotFound, StoreUnavailable
 from nmafc.index.working_set import WorkingSetCache
 from nmafc.settings import Settings
-from nmafc.storage.cold import ColdStore
+from nmafc.storage.cold import ColdStore, ScopeRow
 from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot.compaction import CompactionPolicy
 from nmafc.storage.hot.lance import HotStore
@@ -123,7 +124,11 @@ class MemoryEngine:
         # embedded and scanned: not the server's per-request pool (api.state.RecallThreads).
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="nmafc-cold-lists")
         self._writes = Writes(self.ctx)
-        self._recall = Recall(self.ctx, self._pool, default_counter().count, self._writes.reinforce)
+        # Working sets too large to load inline are loaded here, off the recall's path.
+        self._loads = ScopeLoads(self._warm)
+        self._recall = Recall(
+            self.ctx, self._pool, default_counter().count, self._writes.reinforce, self._loads
+        )
         self._maintenance = Maintenance(self.ctx)
         self._history = History(self.ctx)
         self._snapshots = Snapshots(self.ctx)
@@ -368,11 +373,21 @@ class MemoryEngine:
                 break
             if any(cache.nbytes() * 2 >= cache.max_bytes for cache in caches):
                 break
-            self.ctx.hot.working_set(row)
-            if not self.ctx.cold.vector_search:  # else the database searches the archive
-                self.ctx.archive.index(row)
+            self._warm_row(row)
             loaded += 1
         return loaded
+
+    def _warm(self, scope: Scope) -> None:
+        """Load the scope's working set and archive as the log now stands (a background
+        load: the row is read when it runs, not when it was asked for)."""
+        row = self.ctx.row(scope)
+        if row is not None and self.ctx.hot.cache.enabled:
+            self._warm_row(row)
+
+    def _warm_row(self, row: ScopeRow) -> None:
+        self.ctx.hot.working_set(row)
+        if not self.ctx.cold.vector_search:  # else the database searches the archive
+            self.ctx.archive.index(row)
 
     def due_scopes(self, limit: int = 200) -> list[Scope]:
         """Scopes whose maintenance is due (what the background service walks)."""
@@ -455,6 +470,7 @@ class MemoryEngine:
         return self.ctx.cold
 
     def close(self) -> None:
+        self._loads.close()  # before the stores close under a load still running
         try:
             self.flush()
         except StoreUnavailable as exc:  # the log has it all; the next start replays it

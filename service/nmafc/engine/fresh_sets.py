@@ -51,6 +51,10 @@ class FreshSets:
         cached = self._usable(row)
         return cached if cached is not None and cached.seq >= row.seq else None
 
+    def held(self, row: ScopeRow) -> bool:
+        """True if a set of this incarnation is cached, as fresh as ``row`` or not."""
+        return self._usable(row) is not None
+
     def _usable(self, row: ScopeRow) -> WorkingSet | None:
         cached = self.cache.get(row.scope)
         return cached if cached is not None and cached.scope_pk == row.pk else None

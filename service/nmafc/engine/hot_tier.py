@@ -276,10 +276,16 @@ class HotTier:
         """The scope's working set if RAM holds it as fresh as ``row`` (nothing is loaded)."""
         return self._sets.peek(row)
 
+    def held(self, row: ScopeRow) -> bool:
+        """True if RAM holds a working set of this incarnation, however stale (catching it
+        up reads only the log after it, not the whole scope)."""
+        return self._sets.held(row)
+
     def _caught_up(self, row: ScopeRow, working: WorkingSet | None) -> WorkingSet:
         """``working``, or the scope loaded afresh if None, brought to ``row.seq``."""
         if working is None:
             working = self._load(row)
+            self.loads += 1  # counted once built: a background load in progress is not one
         if working.seq < row.seq:
             with self.cold.read() as session:
                 events = session.events.since(row.scope, working.seq)
@@ -287,7 +293,6 @@ class HotTier:
         return working
 
     def _load(self, row: ScopeRow) -> WorkingSet:
-        self.loads += 1
         try:
             snapshot: HotSnapshot | None = self.store.load(row.scope)
         except StoreUnavailable:  # Hot is a cache of the log: serve reads from the Cold ROM

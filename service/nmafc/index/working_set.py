@@ -373,6 +373,11 @@ class WorkingSetCache:
         with self._lock:
             return sum(ws.nbytes for ws in self._sets.values())
 
+    def scopes(self) -> list[Scope]:
+        """The cached scopes, least recently used first (looking touches none of them)."""
+        with self._lock:
+            return list(self._sets)
+
     def _account(self, scope: Scope, working_set: WorkingSet) -> bool:
         """Record the set's current size; True if the total grew."""
         size = working_set.nbytes

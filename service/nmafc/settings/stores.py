@@ -74,6 +74,16 @@ class HotSettings(BaseModel):
         "postings); 0 disables the cache: every search goes to the stores (vectors to LanceDB, "
         "keywords to the Cold ROM), nothing is loaded, and the entity-graph list is left out.",
     )
+    cache_inline_load_max_records: int = Field(
+        2000,
+        ge=0,
+        description="A search of one conversation whose working set RAM does not hold "
+        "loads it first, and waits, when the conversation has at most this many valid "
+        "facts (≈ 0.2 s at 2,000 here); a larger one is searched in the stores (LanceDB "
+        "and the Cold ROM, as with the cache off) at once while its working set loads in "
+        "a background thread for the searches after it. 0: every load runs in the "
+        "background.",
+    )
     blas_threads: int | None = Field(
         None,
         ge=0,
