@@ -1,0 +1,84 @@
+"""The ANN vector index of the Hot table: when to build it and how searches use it.
+
+Scopes that RAM does not hold are searched inside LanceDB (see ``HotStore.search``),
+prefiltered on the tenant columns. Without a vector index that is an exact scan of the
+filtered rows; once the table is large, an IVF index lets a search read the quantized
+codes of a few partitions and re-rank the best of them on the stored float32 vectors.
+
+* The compaction pass builds the index once the table holds ``min_rows`` rows (small
+  and test tables never get one: a flat scan is exact and cheap there), and refreshes
+  it through Lance's ``optimize_indices`` with every compaction (rows written since are
+  searched flat and merged meanwhile: Lance never hides them).
+* A search probes at least ``nprobes`` partitions and more while it has found fewer
+  than its limit (a narrow tenant filter), then re-ranks ``refine_factor`` × limit
+  candidates exactly, so the ids it returns are close to the flat scan's (measured by
+  ``nmafc bench ann``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+log = logging.getLogger(__name__)
+
+IndexType = Literal["IVF_SQ", "IVF_HNSW_SQ", "IVF_PQ"]
+COLUMN = "vector"
+
+
+@dataclass(frozen=True, slots=True)
+class AnnPolicy:
+    """When the Hot table gets a vector index, of which kind, and how it is searched."""
+
+    min_rows: int = 200_000
+    index_type: IndexType = "IVF_SQ"
+    nprobes: int = 20
+    refine_factor: int = 4
+
+    def config(self) -> Any:
+        """The LanceDB index configuration (cosine, as every Hot search is)."""
+        from lancedb.index import IvfHnswSq, IvfPq, IvfSq
+
+        if self.index_type == "IVF_HNSW_SQ":
+            return IvfHnswSq(distance_type="cosine")
+        if self.index_type == "IVF_PQ":
+            return IvfPq(distance_type="cosine")
+        return IvfSq(distance_type="cosine")
+
+
+def vector_index(table: Any) -> Any | None:
+    """The table's vector index (its ``IndexConfig``), or None."""
+    for index in table.list_indices():
+        if COLUMN in index.columns:
+            return index
+    return None
+
+
+def due(table: Any, policy: AnnPolicy) -> bool:
+    """Whether the table is large enough for an index and has none yet."""
+    return int(table.count_rows()) >= policy.min_rows and vector_index(table) is None
+
+
+def build(table: Any, policy: AnnPolicy) -> bool:
+    """Build the index if it is due; True if one was built.
+
+    Training reads the table as of its current version; Lance rebases the commit over
+    writes made meanwhile (their rows are searched flat until the next refresh).
+    """
+    if not due(table, policy):
+        return False
+    rows = int(table.count_rows())
+    log.info("building the Hot table's %s vector index over %d rows", policy.index_type, rows)
+    table.create_index(COLUMN, config=policy.config(), replace=False)
+    table.checkout_latest()
+    return True
+
+
+def tuned(query: Any, policy: AnnPolicy) -> Any:
+    """``query`` with the probe and re-rank settings (no effect on a table without index)."""
+    return (
+        query.minimum_nprobes(policy.nprobes)
+        .maximum_nprobes(0)  # keep probing until the limit is met, however narrow the filter
+        .refine_factor(policy.refine_factor)
+    )
