@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -118,3 +119,34 @@ def test_the_indexed_search_returns_what_the_exact_scan_returns(
         indexed = [rid for rid, _ in store.search(scope, query, 20)]
         exact = [rid for rid, _ in store.exact_search(scope, query, 20)]
         assert len(set(indexed) & set(exact)) >= 0.9 * len(exact)
+
+
+def test_building_the_index_beside_a_writer_loses_no_write(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    store = _open(tmp_path / "hot", min_rows=500)
+    _fill(store, rng)
+    scope = Scope("agent-c", "busy")
+    written: list[str] = []
+    stop = threading.Event()
+
+    def write() -> None:
+        seq = 0
+        while not stop.is_set() or seq < 3:
+            seq += 1
+            rows = [(record(agent_id="agent-c", conversation_id="busy"), v)
+                    for v in _vectors(rng, 5)]  # fmt: skip
+            store.write(scope, Watermark(9, seq), rows, ())
+            written.extend(r.id for r, _ in rows)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        built = store.compact()["vector_index_built"]
+    finally:
+        stop.set()
+        writer.join(timeout=60)
+    assert not writer.is_alive()
+    assert built == 1
+    assert store.vector_index() is not None
+    assert sorted(r.id for r in store.load(scope).records) == sorted(written)
+    assert store.count(scope) == len(written)

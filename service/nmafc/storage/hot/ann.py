@@ -63,15 +63,24 @@ def due(table: Any, policy: AnnPolicy) -> bool:
 def build(table: Any, policy: AnnPolicy) -> bool:
     """Build the index if it is due; True if one was built.
 
-    Training reads the table as of its current version; Lance rebases the commit over
-    writes made meanwhile (their rows are searched flat until the next refresh).
+    Training reads the table as of its current version and does not hold up writes: Lance
+    rebases the commit over writes made meanwhile (their rows are searched flat until the
+    next refresh), and a build that loses a commit race is left to the next pass.
     """
     if not due(table, policy):
         return False
     rows = int(table.count_rows())
     log.info("building the Hot table's %s vector index over %d rows", policy.index_type, rows)
-    table.create_index(COLUMN, config=policy.config(), replace=False)
-    table.checkout_latest()
+    try:
+        table.create_index(COLUMN, config=policy.config(), replace=False)
+    except (OSError, RuntimeError, ValueError) as exc:
+        if "conflict" not in str(exc).lower():
+            raise
+        # Another commit won a race Lance cannot rebase over: the next compaction retries.
+        log.info("the vector index build lost a commit race (%s); the next pass retries", exc)
+        return False
+    finally:
+        table.checkout_latest()
     return True
 
 
