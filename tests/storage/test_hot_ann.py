@@ -67,10 +67,13 @@ def test_compaction_builds_an_index_past_the_threshold_and_search_stays_exact_an
     assert index["indexed_rows"] >= sum(SIZES.values())
     for scope in SCOPES:
         for query in _vectors(rng, 10):
-            hits = [rid for rid, _ in store.search(scope, query, 10)]
-            assert _nearest(held[scope], query) in hits
-            assert set(hits) <= set(held[scope])  # prefiltered: no other scope's rows
-            assert len(hits) == min(10, SIZES[scope])
+            for indexed in (True, False):
+                found = store.search_with(scope, query, 10, indexed=indexed)
+                hits = [rid for rid, _ in found]
+                assert _nearest(held[scope], query) in hits
+                assert set(hits) <= set(held[scope])  # prefiltered: no other scope's rows
+                assert len(hits) == min(10, SIZES[scope])
+            assert store.search(scope, query, 10) == found
     agent = AgentScope("agent-a")
     mine = {**held[SCOPES[0]], **held[SCOPES[1]]}
     hits = [rid for rid, _ in store.search(agent, _vectors(rng, 1)[0], 60)]
@@ -105,6 +108,20 @@ def test_a_table_below_the_threshold_gets_no_index(tmp_path: Path) -> None:
     _fill(store, np.random.default_rng(1))
     assert store.compact()["vector_index_built"] == 0
     assert store.vector_index() is None
+    assert not store.uses_index(SCOPES[0])
+
+
+def test_only_a_reach_holding_a_large_share_of_the_table_searches_through_the_index(
+    tmp_path: Path,
+) -> None:
+    store = _open(tmp_path / "hot", min_rows=500)
+    _fill(store, np.random.default_rng(5))
+    assert not store.uses_index(SCOPES[0])  # no index yet
+    store.compact()
+    # 400 of ~843 rows: the index; 40 rows: its own rows read exactly cost less.
+    assert store.uses_index(SCOPES[0])
+    assert not store.uses_index(SCOPES[1])
+    assert store.uses_index(AgentScope("agent-a"))
 
 
 @pytest.mark.parametrize("scope", SCOPES)
@@ -117,7 +134,7 @@ def test_the_indexed_search_returns_what_the_exact_scan_returns(
     store.compact()
     for query in _vectors(rng, 5):
         indexed = [rid for rid, _ in store.search(scope, query, 20)]
-        exact = [rid for rid, _ in store.exact_search(scope, query, 20)]
+        exact = [rid for rid, _ in store.search_with(scope, query, 20, indexed=False)]
         assert len(set(indexed) & set(exact)) >= 0.9 * len(exact)
 
 

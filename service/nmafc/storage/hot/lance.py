@@ -91,6 +91,10 @@ def scope_filter(scope: AnyScope) -> str:
     return f"agent_id = '{agent}'"
 
 
+def _live(scope: AnyScope) -> str:
+    return f"{scope_filter(scope)} AND state = '{LIVE}'"
+
+
 def watermark_id(scope: Scope) -> str:
     return f"~watermark/{scope.agent_id}/{scope.conversation_id}"
 
@@ -157,6 +161,7 @@ class HotStore:
         self.model = model
         self.policy = policy or CompactionPolicy()
         self.ann = ann_policy or AnnPolicy()
+        self._index_use = ann.IndexUse(self.ann)
         self._pruner = Pruner(self.policy.retention_s)
         self._compacted_at = 0  # the table version this process's last compaction left
         # Compaction and a purge's erasure both rewrite fragments: in one process they
@@ -289,23 +294,32 @@ class HotStore:
         """Cosine similarity search over the scope's live records: ``(id, cosine)`` best first.
 
         The tenant filter selects the rows first (``prefilter``), so an agent-wide search
-        reads only that agent's rows. Without a vector index (a small table) that is one
-        exact scan; with one (built by :meth:`compact`), the few IVF partitions nearest the
-        query, re-ranked on the float32 vectors (see :mod:`~nmafc.storage.hot.ann`).
+        reads only that agent's rows, exactly. Once the table has a vector index (built
+        by :meth:`compact`), a reach holding a large share of the table searches the IVF
+        partitions nearest the query instead, re-ranked on the float32 vectors (see
+        :mod:`~nmafc.storage.hot.ann` for when, and why not for every reach).
         """
+        with _reading():
+            indexed = self._index_use.wanted(self._table, _live(scope))
+        return self._search(scope, vector, limit, indexed=indexed)
+
+    def _search(
+        self, scope: AnyScope, vector: Vector, limit: int, *, indexed: bool
+    ) -> list[tuple[str, float]]:
         with _reading():
             query = (
                 self._table.search(
                     np.asarray(vector, dtype=np.float32), vector_column_name="vector"
                 )
                 .distance_type("cosine")
-                .where(f"{scope_filter(scope)} AND state = '{LIVE}'", prefilter=True)
+                .where(_live(scope), prefilter=True)
                 # Naming the score column keeps it (and silences Lance's warning that an
                 # unnamed one will stop being returned).
                 .select(["id", "_distance"])
                 .limit(limit)
             )
-            hits = ann.tuned(query, self.ann).to_list()
+            query = ann.tuned(query, self.ann) if indexed else query.bypass_vector_index()
+            hits = query.to_list()
         return [(h["id"], 1.0 - float(h["_distance"])) for h in hits]
 
     @_guarded
@@ -400,21 +414,15 @@ class HotStore:
         }
 
     @_guarded
-    def exact_search(self, scope: AnyScope, vector: Vector, limit: int) -> list[tuple[str, float]]:
-        """As :meth:`search`, always the exact scan (the reference an index is measured on)."""
-        with _reading():
-            hits = (
-                self._table.search(
-                    np.asarray(vector, dtype=np.float32), vector_column_name="vector"
-                )
-                .distance_type("cosine")
-                .where(f"{scope_filter(scope)} AND state = '{LIVE}'", prefilter=True)
-                .select(["id", "_distance"])
-                .limit(limit)
-                .bypass_vector_index()
-                .to_list()
-            )
-        return [(h["id"], 1.0 - float(h["_distance"])) for h in hits]
+    def search_with(
+        self, scope: AnyScope, vector: Vector, limit: int, *, indexed: bool
+    ) -> list[tuple[str, float]]:
+        """As :meth:`search`, on the path named (what ``nmafc bench ann`` compares)."""
+        return self._search(scope, vector, limit, indexed=indexed)
+
+    def uses_index(self, scope: AnyScope) -> bool:
+        """Whether :meth:`search` of ``scope`` takes the vector index now."""
+        return self._index_use.wanted(self._table, _live(scope))
 
     @_guarded
     def vector_index(self) -> dict[str, Any] | None:
@@ -448,6 +456,8 @@ class HotStore:
                 self._table, self._committing, target_rows=self.policy.target_rows, threshold=0.1
             )
             built = ann.build(self._table, self.ann)
+            if built:
+                self._index_use.forget()
             self._compacted_at = int(self._table.version)
             self._pruner.note(self._compacted_at)
             due = self._pruner.due(self._table)
