@@ -179,6 +179,7 @@ class MemoryEngine:
                 ann_policy=AnnPolicy(
                     min_rows=hot_settings.ann_min_rows,
                     index_type=hot_settings.ann_index_type,
+                    min_share=hot_settings.ann_min_share,
                     nprobes=hot_settings.ann_nprobes,
                     refine_factor=hot_settings.ann_refine_factor,
                 ),

@@ -66,6 +66,15 @@ class HotSettings(BaseModel):
         description="Kind of the vector index: IVF_SQ (int8 codes; measured to train in "
         "~1 s per 50,000 rows), IVF_HNSW_SQ or IVF_PQ (far slower to train here).",
     )
+    ann_min_share: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="A LanceDB search takes the vector index only for a reach (a "
+        "conversation, or an agent's conversations) holding at least this share of the "
+        "table's rows; smaller reaches read their own rows exactly through the tenant "
+        "indexes, which costs less than probing partitions shared with every tenant.",
+    )
     ann_nprobes: int = Field(
         20,
         ge=1,
