@@ -14,7 +14,7 @@ codes of a few partitions and re-rank the best of them on the stored float32 vec
   serves every tenant, so a probe reads every tenant's codes in its partitions and the
   tenant filter discards most of them: a conversation's own rows, read exactly through
   the scalar indexes, cost less (``nmafc bench ann``, 5·10⁵ rows over 3,011 scopes:
-  the index was 2.8-3.0× slower for scopes of 10²-10⁴ rows, equal at a scope of 20 % of
+  the index was 2.7-3.4× slower for scopes of 10²-10⁴ rows, equal at a scope of 20 % of
   the table, 3× faster over the whole table). The reach's row count is cached for
   ``count_ttl_s`` (it only picks the path: both are correct).
 * An indexed search probes at least ``nprobes`` partitions and more while it has found
