@@ -133,3 +133,24 @@ def test_faded_facts_are_still_recalled_by_meaning_but_ranked_by_their_weight(
     assert result.reinforced == 0  # the archive is read, not revived
     hidden = engine.recall(scope, "What sport?", RecallOptions(include_archived=False))
     assert "marathon" not in hidden.context
+
+
+def test_a_pass_over_a_scope_nobody_searches_leaves_what_ram_holds(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    # A maintenance service walking thousands of due scopes must not evict the ones
+    # being searched by caching each scope it passes over.
+    searched = Scope(scope.agent_id, "searched")
+    engine.remember(searched, [say("I live in Lisbon.")])
+    engine.recall(searched, "Where do I live?", RecallOptions(budget_tokens=200))
+    engine.remember(scope, [say("I play the violin every evening.")])
+    hot = engine.ctx.hot
+    loads = hot.loads
+    engine.maintain(scope)
+    assert hot.loads == loads + 1  # read for its pass
+    assert hot.cache.get(scope) is None  # and not kept
+    engine.maintain(searched)
+    assert hot.loads == loads + 1  # the cached set served its pass
+    assert hot.cache.get(searched) is not None
+    result = engine.recall(scope, "What do I play?", RecallOptions(budget_tokens=200))
+    assert "violin" in result.context

@@ -12,6 +12,7 @@ import pytest
 from nmafc.core.scope import Scope
 from nmafc.core.turns import Message
 from nmafc.engine.engine import MemoryEngine
+from nmafc.errors import StoreUnavailable
 from nmafc.services import (
     CompactionService,
     FlushService,
@@ -21,6 +22,7 @@ from nmafc.services import (
     declared_services,
     run_services,
 )
+from nmafc.services.base import BACKOFF_CAP_S
 from nmafc.settings import Settings
 from nmafc.storage.cold import ColdStore
 from nmafc.storage.cold.leases import lease_key
@@ -189,3 +191,30 @@ async def test_enabled_services_run_disabled_ones_never_and_failures_are_observe
     assert failing.rounds >= 3
     assert any(r.failed for r in runs)
     assert any(not r.failed and r.items == 1 for r in runs)
+
+
+class _Outage(Service):
+    name = "outage"
+
+    def __init__(self) -> None:
+        super().__init__(enabled=True, interval_s=1.0)
+        self.down = True
+
+    def run_once(self) -> int:
+        if self.down:
+            raise StoreUnavailable("The Hot store (S3) did not answer within 8s.", fix="Wait.")
+        return 1
+
+
+@pytest.mark.anyio
+async def test_rounds_deferred_by_an_outage_wait_twice_as_long_each_time_up_to_a_cap() -> None:
+    service = _Outage()
+    delays = []
+    for _ in range(8):
+        await service._round(None)
+        delays.append(service.next_delay_s)
+    assert delays[:4] == [2.0, 4.0, 8.0, 16.0]
+    assert delays[4:] == [BACKOFF_CAP_S] * 4
+    service.down = False
+    await service._round(None)  # the store answers again: back to the interval
+    assert service.next_delay_s == service.interval_s

@@ -1,6 +1,7 @@
 """One migration history builds the same schema on SQLite and PostgreSQL."""
 
 import re
+import warnings
 from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
@@ -15,7 +16,11 @@ from nmafc.storage.cold.schema import metadata
 def _diff_ignoring_search_structures(store: ColdStore) -> list[object]:
     with store.engine.connect() as conn:
         context = MigrationContext.configure(conn)
-        diffs = compare_metadata(context, metadata)
+        with warnings.catch_warnings():
+            # SQLite cannot reflect ix_scopes_unmaintained (an expression index), so it is
+            # not compared there; test_due_scopes checks that the planner uses it.
+            warnings.filterwarnings("ignore", message=".*expression-based index")
+            diffs = compare_metadata(context, metadata)
 
     def is_search_structure(diff: object) -> bool:
         text_form = repr(diff)

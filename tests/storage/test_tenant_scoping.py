@@ -14,10 +14,14 @@ from nmafc.engine.recall import RecallOptions
 from nmafc.live import ColdEventLog
 
 TENANT_TABLES = ("turns", "facts", "events", "scopes", "pending_exchanges", "fact_vectors")
-# The deliberate cross-tenant reads: start-up recovery lists every agent once, and the
-# live tail reads event ids (ids only: which were committed, never what or whose).
+# The deliberate cross-tenant reads: start-up recovery lists every agent once, maintenance
+# lists the scopes it is due for (their ids), and the live tail reads event ids (ids only:
+# which were committed, never what or whose).
 ALLOWED = re.compile(
     r"SELECT DISTINCT scopes\.agent_id\s+FROM scopes\s*$"
+    r"|^SELECT scopes\.agent_id, scopes\.conversation_id FROM scopes "
+    r"WHERE scopes\.turn - scopes\.maintained_turn >= \S+ ORDER BY scopes\.updated_at "
+    r"LIMIT \S+( OFFSET \S+)?$"
     r"|^SELECT (events\.id|max\(events\.id\) AS \w+) FROM events"
     r"( WHERE events\.id (> \S+|IN \(.*\))( ORDER BY events\.id LIMIT \S+( OFFSET \S+)?)?)?$",
     re.I,

@@ -24,17 +24,18 @@ class FreshSets:
         self.cache = cache
         self._refreshing = ScopeLocks()
 
-    def get(self, row: ScopeRow, refresh: Refresh) -> WorkingSet:
+    def get(self, row: ScopeRow, refresh: Refresh, *, keep: bool = True) -> WorkingSet:
         """The scope's set at least as fresh as ``row``: the cached one, or ``refresh``'s.
 
         ``refresh`` gets the cached set of this incarnation of the scope (None if there is
         none) and returns it caught up to ``row``, or a new set, which is then cached.
-        With the cache off nothing is kept for another recall, so each refreshes its own.
+        With the cache off nothing is kept for another recall, so each refreshes its own;
+        nor is a set built for a use that should not change what RAM holds (``keep``).
         """
         cached = self._usable(row)
         if cached is not None and cached.seq >= row.seq:
             return cached
-        if not self.cache.enabled:
+        if not self.cache.enabled or (cached is None and not keep):
             return refresh(None)
         with self._refreshing.hold(row.scope):
             cached = self._usable(row)  # as the thread this one waited for left it

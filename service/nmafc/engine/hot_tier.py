@@ -264,9 +264,13 @@ class HotTier:
 
     # -- the read path ----------------------------------------------------------------
 
-    def working_set(self, row: ScopeRow) -> WorkingSet:
-        """The scope's working set in RAM, at least as fresh as ``row``."""
-        return self._sets.get(row, lambda cached: self._caught_up(row, cached))
+    def working_set(self, row: ScopeRow, *, keep: bool = True) -> WorkingSet:
+        """The scope's working set in RAM, at least as fresh as ``row``.
+
+        Without ``keep`` a scope RAM lacks is read for this use only and not cached: a
+        maintenance pass over a scope nobody searches must not evict those that are.
+        """
+        return self._sets.get(row, lambda cached: self._caught_up(row, cached), keep=keep)
 
     def cached(self, row: ScopeRow) -> WorkingSet | None:
         """The scope's working set if RAM holds it as fresh as ``row`` (nothing is loaded)."""

@@ -33,9 +33,6 @@ class MaintenanceReport:
     detail: dict[str, int] = field(default_factory=dict)
 
 
-_AGENTS_PER_QUERY = 500
-
-
 class Maintenance:
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
@@ -48,17 +45,10 @@ class Maintenance:
         return row.turn - row.maintained_turn >= self.ctx.settings.consolidation.every_turns
 
     def due_scopes(self, limit: int) -> list[Scope]:
-        """Scopes that are due, least recently written first, at most ``limit``."""
-        every = self.ctx.settings.consolidation.every_turns
-        found: list[Scope] = []
+        """Scopes that are due, least recently written first, at most ``limit``: one indexed
+        query, whatever the number of agents and scopes."""
         with self.ctx.cold.read() as session:
-            agents = session.scopes.agents()
-            for start in range(0, len(agents), _AGENTS_PER_QUERY):
-                chunk = agents[start : start + _AGENTS_PER_QUERY]
-                found += [r.scope for r in session.scopes.due_among(chunk, every, limit)]
-                if len(found) >= limit:
-                    break
-        return found[:limit]
+            return session.scopes.due(self.ctx.settings.consolidation.every_turns, limit)
 
     def run(self, scope: Scope) -> MaintenanceReport:
         """Prune, promote, merge near-duplicates and drop dead links, in one batched write."""
@@ -69,7 +59,7 @@ class Maintenance:
             changes = ChangeSet()
             now = self.ctx.clock(row.turn)
             at = utcnow()
-            working = self.ctx.hot.working_set(row)
+            working = self.ctx.hot.working_set(row, keep=False)
             since = session.events.since(row.scope, row.maintained_seq)
             gone: dict[str, MemoryRecord] = {}
 

@@ -298,11 +298,14 @@ class NmafcArm:
 
     def describe(self) -> dict[str, Any]:
         # The engine's effective non-storage settings (its stores are temporary).
-        engine = self._settings(Path(self._tmp.name)).model_dump(
+        settings = self._settings(Path(self._tmp.name))
+        engine = settings.model_dump(
             mode="json", include={"extractor", "extraction", "decay", "consolidation"}
         )
         return {
             "preset": self.preset_name,
+            # 0: every recall searched in LanceDB and the Cold ROM, no working set in RAM.
+            "hot_cache_max_mb": settings.hot.cache_max_mb,
             "reinforce": False,
             "engine_per_conversation": self.engine_per_conversation,
             "engine": engine,

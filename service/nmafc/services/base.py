@@ -14,6 +14,10 @@ import anyio.to_thread
 from nmafc.errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
+# Longest wait between rounds while a store is out: each round in an outage waits twice
+# the last (from ``interval_s``), so a service does not hammer a store that is struggling
+# to come back, and still notices within this long once it has.
+BACKOFF_CAP_S = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +41,24 @@ class Service(abc.ABC):
     def __init__(self, *, enabled: bool, interval_s: float) -> None:
         self.enabled = enabled
         self.interval_s = interval_s
+        self.outage_rounds = 0  # consecutive rounds deferred by a store outage
 
     @abc.abstractmethod
     def run_once(self) -> int:
         """Do one round of work; return how many items (scopes, rows, …) it handled."""
 
+    @property
+    def next_delay_s(self) -> float:
+        """``interval_s``, or longer after rounds deferred by an outage (see BACKOFF_CAP_S)."""
+        if not self.outage_rounds:
+            return self.interval_s
+        backoff = self.interval_s * 2.0 ** min(self.outage_rounds, 16)
+        return max(self.interval_s, min(backoff, BACKOFF_CAP_S))
+
     async def run_forever(self, observe: Observer | None = None) -> None:
         """Run every ``interval_s`` until cancelled; a failed round is logged, not fatal."""
         while True:
-            await anyio.sleep(self.interval_s)
+            await anyio.sleep(self.next_delay_s)
             await self._round(observe)
 
     async def _round(self, observe: Observer | None) -> None:
@@ -54,12 +67,19 @@ class Service(abc.ABC):
         failed, items = False, 0
         try:
             items = await anyio.to_thread.run_sync(self.run_once, abandon_on_cancel=False)
-        except StoreUnavailable as exc:  # an outage: the next round retries
+        except StoreUnavailable as exc:  # an outage: a later round retries
             failed = True
-            log.warning("background service %s deferred: %s", self.name, exc.detail)
+            self.outage_rounds += 1
+            log.warning(
+                "background service %s deferred (next round in %gs): %s",
+                self.name, self.next_delay_s, exc.detail,
+            )  # fmt: skip
         except Exception:
             failed = True
+            self.outage_rounds = 0
             log.exception("background service %s failed", self.name)
+        else:
+            self.outage_rounds = 0
         run = ServiceRun(self.name, time.perf_counter() - started, items, failed)
         if observe is not None:
             observe(run)

@@ -59,3 +59,38 @@ def test_a_failing_call_trips_the_breaker_and_hands_back_nothing() -> None:
     wait_until(lambda: not guard.open)
     assert guard.call(lambda: 1) == 1
     guard.close()
+
+
+def test_calls_still_stuck_on_a_dead_server_never_hold_up_a_new_call() -> None:
+    # Each call abandoned at its deadline keeps running until the dead connection gives up.
+    # Queued behind them, a new call would miss its deadline too, and Hot would stay down
+    # long after S3 is back.
+    guard = HotGuard(timeout_s=0.05, cooldown_s=0.01)
+    stuck = threading.Event()
+    for _ in range(20):
+        wait_until(lambda: not guard.open)
+        with pytest.raises(StoreUnavailable):
+            guard.call(stuck.wait, 10)
+    assert guard.stuck == 20
+    wait_until(lambda: not guard.open)
+    assert guard.call(lambda: "answered") == "answered"
+    stuck.set()
+    guard.close(wait=True)
+    assert guard.stuck == 0
+
+
+def test_past_its_bound_of_stuck_calls_the_guard_refuses_at_once_and_says_why() -> None:
+    guard = HotGuard(timeout_s=0.05, cooldown_s=0.01, max_stuck=2)
+    stuck = threading.Event()
+    for _ in range(2):
+        wait_until(lambda: not guard.open)
+        with pytest.raises(StoreUnavailable):
+            guard.call(stuck.wait, 10)
+    wait_until(lambda: not guard.open)
+    with pytest.raises(StoreUnavailable, match="2 calls stuck") as caught:
+        guard.call(lambda: "never run")
+    assert caught.value.running is None
+    stuck.set()
+    wait_until(lambda: guard.stuck == 0)
+    assert guard.call(lambda: "answered") == "answered"
+    guard.close(wait=True)

@@ -89,6 +89,10 @@ scopes = Table(
     sqlite_autoincrement=True,
 )
 
+# Maintenance finds the scopes it is due for through this index, not a walk of every agent:
+# a scope is due once its clock moved ``every_turns`` since its last pass.
+Index("ix_scopes_unmaintained", scopes.c.turn - scopes.c.maintained_turn)
+
 turns = Table(
     "turns",
     metadata,

@@ -120,20 +120,19 @@ class ScopesRepo:
         )
         return [_row(r) for r in rows]
 
-    def due_among(self, agents: Sequence[str], every_turns: float, limit: int) -> list[ScopeRow]:
-        """Scopes of these agents whose clock moved ``every_turns`` since their last pass."""
-        if not agents:
+    def due(self, every_turns: float, limit: int) -> list[Scope]:
+        """Scopes whose clock moved ``every_turns`` since their last pass, least recently
+        written first: the maintenance service's one cross-tenant read, of ids only, through
+        ``ix_scopes_unmaintained`` (each scope's row is then read under its own agent)."""
+        if limit <= 0:
             return []
         rows = self._conn.execute(
-            select(scopes)
-            .where(
-                scopes.c.agent_id.in_(list(agents)),
-                scopes.c.turn - scopes.c.maintained_turn >= every_turns,
-            )
+            select(scopes.c.agent_id, scopes.c.conversation_id)
+            .where(scopes.c.turn - scopes.c.maintained_turn >= every_turns)
             .order_by(scopes.c.updated_at)
             .limit(limit)
         )
-        return [_row(r) for r in rows]
+        return [Scope(agent, conversation) for agent, conversation in rows]
 
     def count(self, scope: AnyScope) -> int:
         return int(
