@@ -42,6 +42,7 @@ from nmafc.wire import (
     SearchResult,
     StatsOut,
 )
+from nmafc.wire import headers as names
 
 M = TypeVar("M", bound=BaseModel)
 Reach = Literal["conversation", "agent"]
@@ -177,11 +178,11 @@ class _Base:
     def _headers(self) -> dict[str, str]:
         headers: dict[str, str] = {}
         if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
+            headers[names.AUTHORIZATION] = f"Bearer {self.api_key}"
         if self.agent_id:
-            headers["X-Agent-ID"] = self.agent_id
+            headers[names.AGENT] = self.agent_id
         if self.conversation_id:
-            headers["X-Conversation-ID"] = self.conversation_id
+            headers[names.CONVERSATION] = self.conversation_id
         return headers
 
     def _request(self, call: _Call) -> dict[str, Any]:

@@ -24,6 +24,10 @@ PROFILES = {
     "embedded": [],
     "postgres": ["--profile", "postgres", "--env-file", "deploy/compose/postgres.env"],
     "s3": ["--profile", "s3", "--env-file", "deploy/compose/s3.env"],
+    "replicas": [
+        *("--profile", "postgres", "--profile", "s3", "--profile", "replicas"),
+        *("--env-file", "deploy/compose/replicas.env"),
+    ],
 }
 
 
@@ -52,16 +56,22 @@ def _rendered(profile: str) -> dict[str, Any]:
     return {
         name: svc
         for name, svc in services.items()
-        if not svc.get("profiles") or profile in svc["profiles"]
+        if not svc.get("profiles") or set(svc["profiles"]) & _named(PROFILES[profile])
     }
+
+
+def _named(args: list[str]) -> set[str]:
+    """The profiles ``--profile`` switches on in ``args``."""
+    return {value for flag, value in zip(args, args[1:], strict=False) if flag == "--profile"}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_each_profile_renders_and_its_env_file_reaches_nmafc(profile: str) -> None:
     services = _rendered(profile)
-    environment = services["nmafc"]["environment"]
-    assert bool(environment.get("NMAFC_COLD_URI")) == (profile == "postgres")
-    assert bool(environment.get("NMAFC_HOT_URI")) == (profile == "s3")
+    for name in ("nmafc", "nmafc-replica") if profile == "replicas" else ("nmafc",):
+        environment = services[name]["environment"]
+        assert bool(environment.get("NMAFC_COLD_URI")) == (profile in ("postgres", "replicas"))
+        assert bool(environment.get("NMAFC_HOT_URI")) == (profile in ("s3", "replicas"))
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -20,6 +20,7 @@ from nmafc.engine.engine import MemoryEngine
 from nmafc.errors import AgentNotReachable, InvalidInput
 from nmafc.settings import Settings
 from nmafc.wire import ID_PATTERN, Reach
+from nmafc.wire import headers as names
 
 DEFAULT_CONVERSATION = "default"
 
@@ -97,7 +98,7 @@ async def get_tenant(
     agent_id: Annotated[
         str | None,
         Header(
-            alias="X-Agent-ID",
+            alias=names.AGENT,
             pattern=ID_PATTERN,
             description="The agent; optional with an agent-bound key (it decides).",
         ),
@@ -105,7 +106,7 @@ async def get_tenant(
     conversation_id: Annotated[
         str | None,
         Header(
-            alias="X-Conversation-ID",
+            alias=names.CONVERSATION,
             pattern=ID_PATTERN,
             description=f"The conversation; default `{DEFAULT_CONVERSATION}`.",
         ),

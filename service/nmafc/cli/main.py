@@ -215,6 +215,18 @@ def _parser() -> argparse.ArgumentParser:
     first.add_argument("--name", default="first_recall", help="report file names")
     first.add_argument("--out", type=Path, default=Path("bench-results"))
     first.set_defaults(run=_bench_first_recall)
+    ann = bench_sub.add_parser(
+        "ann", help="the LanceDB vector index against the exact scan: top-k overlap, latency"
+    )
+    ann.add_argument("--rows", type=int, default=50_000, help="records in the Hot table")
+    ann.add_argument("--queries", type=int, default=50, help="per class of scope")
+    ann.add_argument("--limit", type=int, default=60, help="ids compared per search")
+    ann.add_argument("--index-type", default="IVF_SQ", choices=["IVF_SQ", "IVF_HNSW_SQ", "IVF_PQ"])
+    ann.add_argument("--nprobes", type=int, default=20)
+    ann.add_argument("--refine-factor", type=int, default=4)
+    ann.add_argument("--name", default="ann", help="report file names: <name>.json, .md")
+    ann.add_argument("--out", type=Path, default=Path("bench-results"))
+    ann.set_defaults(run=_bench_ann)
     load = bench_sub.add_parser(
         "load", help="concurrent writers and readers, then verify no acknowledged write is lost"
     )
@@ -471,6 +483,22 @@ def _bench_first_recall(args: argparse.Namespace) -> int:
     )
     print(markdown(run(options, args.out, args.name)))
     return 0
+
+
+def _bench_ann(args: argparse.Namespace) -> int:
+    from nmafc.bench.ann_bench import AnnOptions, markdown, run
+
+    options = AnnOptions(
+        rows=args.rows,
+        queries=args.queries,
+        limit=args.limit,
+        index_type=args.index_type,
+        nprobes=args.nprobes,
+        refine_factor=args.refine_factor,
+    )
+    report = run(options, args.out, args.name)
+    print(markdown(report))
+    return 0 if report["index_built"] else 1
 
 
 def _bench_load(args: argparse.Namespace) -> int:

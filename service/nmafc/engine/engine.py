@@ -48,6 +48,7 @@ from nmafc.index.working_set import WorkingSetCache
 from nmafc.settings import Settings
 from nmafc.storage.cold import ColdStore, ScopeRow
 from nmafc.storage.erasure import Erasure
+from nmafc.storage.hot.ann import AnnPolicy
 from nmafc.storage.hot.compaction import CompactionPolicy
 from nmafc.storage.hot.lance import HotStore
 from nmafc.storage.hot.s3 import storage_options
@@ -179,6 +180,13 @@ class MemoryEngine:
                     retention_s=settings.maintenance.version_retention_s,
                     index_cache_mb=hot_settings.lance_index_cache_mb,
                     metadata_cache_mb=hot_settings.lance_metadata_cache_mb,
+                ),
+                ann_policy=AnnPolicy(
+                    min_rows=hot_settings.ann_min_rows,
+                    index_type=hot_settings.ann_index_type,
+                    min_share=hot_settings.ann_min_share,
+                    nprobes=hot_settings.ann_nprobes,
+                    refine_factor=hot_settings.ann_refine_factor,
                 ),
             )
             if settings.resolved_hot_uri().startswith("s3://"):

@@ -53,6 +53,40 @@ class HotSettings(BaseModel):
     lance_metadata_cache_mb: int = Field(
         32, ge=1, description="LanceDB manifest and file-metadata cache per process."
     )
+    ann_min_rows: int = Field(
+        200_000,
+        ge=1,
+        description="Rows (every scope's, markers included) the LanceDB table must hold "
+        "before the compaction pass builds an ANN vector index on it; below, searches of "
+        "scopes not in RAM scan their rows exactly. The index is refreshed by every later "
+        "compaction.",
+    )
+    ann_index_type: Literal["IVF_SQ", "IVF_HNSW_SQ", "IVF_PQ"] = Field(
+        "IVF_SQ",
+        description="Kind of the vector index: IVF_SQ (int8 codes; measured to train in "
+        "~1 s per 50,000 rows), IVF_HNSW_SQ or IVF_PQ (far slower to train here).",
+    )
+    ann_min_share: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="A LanceDB search takes the vector index only for a reach (a "
+        "conversation, or an agent's conversations) holding at least this share of the "
+        "table's rows; smaller reaches read their own rows exactly through the tenant "
+        "indexes, which costs less than probing partitions shared with every tenant.",
+    )
+    ann_nprobes: int = Field(
+        20,
+        ge=1,
+        description="IVF partitions a LanceDB search probes at least (more while a narrow "
+        "tenant filter has found fewer rows than asked for).",
+    )
+    ann_refine_factor: int = Field(
+        4,
+        ge=1,
+        description="A LanceDB search re-ranks this many times its limit of index "
+        "candidates on their float32 vectors.",
+    )
     max_lag_events: int = Field(
         200,
         ge=0,

@@ -29,7 +29,8 @@ from nmafc.core.tiers import parse_tier
 from nmafc.errors import EmbeddingModelMismatch, StoreNotWritable, StoreUnavailable
 from nmafc.rwlock import SharedLock
 from nmafc.storage.erasure import Erasure
-from nmafc.storage.hot import compaction
+from nmafc.storage.hot import ann, compaction
+from nmafc.storage.hot.ann import AnnPolicy
 from nmafc.storage.hot.compaction import CompactionPolicy, Pruner
 from nmafc.storage.hot.guard import HotGuard
 from nmafc.storage.hot.s3 import missing_bucket
@@ -90,6 +91,10 @@ def scope_filter(scope: AnyScope) -> str:
     return f"agent_id = '{agent}'"
 
 
+def _live(scope: AnyScope) -> str:
+    return f"{scope_filter(scope)} AND state = '{LIVE}'"
+
+
 def watermark_id(scope: Scope) -> str:
     return f"~watermark/{scope.agent_id}/{scope.conversation_id}"
 
@@ -141,7 +146,12 @@ class HotStore:
     """Scoped, batched access to the LanceDB table."""
 
     def __init__(
-        self, table: Any, dim: int, model: str, policy: CompactionPolicy | None = None
+        self,
+        table: Any,
+        dim: int,
+        model: str,
+        policy: CompactionPolicy | None = None,
+        ann_policy: AnnPolicy | None = None,
     ) -> None:
         self.guard: HotGuard | None = None
         self._reopen: Callable[[], Any] | None = None
@@ -150,6 +160,8 @@ class HotStore:
         self.dim = dim
         self.model = model
         self.policy = policy or CompactionPolicy()
+        self.ann = ann_policy or AnnPolicy()
+        self._index_use = ann.IndexUse(self.ann)
         self._pruner = Pruner(self.policy.retention_s)
         self._compacted_at = 0  # the table version this process's last compaction left
         # Compaction and a purge's erasure both rewrite fragments: in one process they
@@ -175,6 +187,7 @@ class HotStore:
         dim: int,
         options: Mapping[str, str] | None = None,
         policy: CompactionPolicy | None = None,
+        ann_policy: AnnPolicy | None = None,
     ) -> HotStore:
         """Open or create the table, refusing one written with another embedding model."""
         policy = policy or CompactionPolicy()
@@ -200,7 +213,7 @@ class HotStore:
             if uri.startswith("s3://"):
                 raise StoreUnavailable(f"The Hot store at {uri} is unreachable: {exc}.") from exc
             raise StoreNotWritable(f"The Hot store at {uri} cannot be opened: {exc}.") from exc
-        store = cls(handle, dim, model, policy)
+        store = cls(handle, dim, model, policy, ann_policy)
         store._session = session
         store._reopen = lambda: lancedb.connect(
             uri, storage_options=dict(options or {}) or None, session=session
@@ -280,20 +293,33 @@ class HotStore:
     def search(self, scope: AnyScope, vector: Vector, limit: int) -> list[tuple[str, float]]:
         """Cosine similarity search over the scope's live records: ``(id, cosine)`` best first.
 
-        One exact (flat) scan of the rows the tenant filter selects first (``prefilter``),
-        so an agent-wide search reads only that agent's rows.
+        The tenant filter selects the rows first (``prefilter``), so an agent-wide search
+        reads only that agent's rows, exactly. Once the table has a vector index (built
+        by :meth:`compact`), a reach holding a large share of the table searches the IVF
+        partitions nearest the query instead, re-ranked on the float32 vectors (see
+        :mod:`~nmafc.storage.hot.ann` for when, and why not for every reach).
         """
         with _reading():
-            hits = (
+            indexed = self._index_use.wanted(self._table, _live(scope))
+        return self._search(scope, vector, limit, indexed=indexed)
+
+    def _search(
+        self, scope: AnyScope, vector: Vector, limit: int, *, indexed: bool
+    ) -> list[tuple[str, float]]:
+        with _reading():
+            query = (
                 self._table.search(
                     np.asarray(vector, dtype=np.float32), vector_column_name="vector"
                 )
                 .distance_type("cosine")
-                .where(f"{scope_filter(scope)} AND state = '{LIVE}'", prefilter=True)
-                .select(["id"])
+                .where(_live(scope), prefilter=True)
+                # Naming the score column keeps it (and silences Lance's warning that an
+                # unnamed one will stop being returned).
+                .select(["id", "_distance"])
                 .limit(limit)
-                .to_list()
             )
+            query = ann.tuned(query, self.ann) if indexed else query.bypass_vector_index()
+            hits = query.to_list()
         return [(h["id"], 1.0 - float(h["_distance"])) for h in hits]
 
     @_guarded
@@ -371,6 +397,8 @@ class HotStore:
         compacted it (deletes add versions, not fragments)."""
         if compaction.small_fragments(self._table, self.policy.target_rows) >= max_fragments:
             return True
+        if ann.due(self._table, self.ann):
+            return True
         return int(self._table.version) - self._compacted_at >= 2 * max_fragments
 
     def lance_cache_bytes(self) -> int:
@@ -386,8 +414,33 @@ class HotStore:
         }
 
     @_guarded
+    def search_with(
+        self, scope: AnyScope, vector: Vector, limit: int, *, indexed: bool
+    ) -> list[tuple[str, float]]:
+        """As :meth:`search`, on the path named (what ``nmafc bench ann`` compares)."""
+        return self._search(scope, vector, limit, indexed=indexed)
+
+    def uses_index(self, scope: AnyScope) -> bool:
+        """Whether :meth:`search` of ``scope`` takes the vector index now."""
+        return self._index_use.wanted(self._table, _live(scope))
+
+    @_guarded
+    def vector_index(self) -> dict[str, Any] | None:
+        """The table's vector index: its type and indexed / unindexed rows, or None."""
+        index = ann.vector_index(self._table)
+        if index is None:
+            return None
+        return {
+            "name": index.name,
+            "index_type": index.index_type,
+            "indexed_rows": index.num_indexed_rows,
+            "unindexed_rows": index.num_unindexed_rows,
+        }
+
+    @_guarded
     def compact(self) -> dict[str, int]:
-        """Drop gone rows, merge small fragments, refresh indexes, prune old versions.
+        """Drop gone rows, merge small fragments, refresh indexes, prune old versions;
+        build the vector index once the table is large enough (``AnnPolicy.min_rows``).
 
         Versions are pruned once superseded for ``policy.retention_s`` (see
         :class:`~nmafc.storage.hot.compaction.Pruner`), so their count stays bounded by
@@ -402,6 +455,9 @@ class HotStore:
             rewritten = compaction.compact(
                 self._table, self._committing, target_rows=self.policy.target_rows, threshold=0.1
             )
+            built = ann.build(self._table, self.ann)
+            if built:
+                self._index_use.forget()
             self._compacted_at = int(self._table.version)
             self._pruner.note(self._compacted_at)
             due = self._pruner.due(self._table)
@@ -413,6 +469,7 @@ class HotStore:
             "rows": int(self._table.count_rows()),
             "fragments_rewritten": rewritten,
             "versions_removed": pruned.versions,
+            "vector_index_built": int(built),
         }
 
     @_guarded
