@@ -160,3 +160,19 @@ def test_the_same_store_works_on_s3(s3_server: S3Server) -> None:
     )
     assert reopened.load(A).watermark == Watermark(1, 2)
     assert not math.isnan(hits[a.id])
+
+
+def test_a_handle_sees_rows_another_process_committed_within_the_consistency_interval(
+    tmp_path: Path,
+) -> None:
+    # Two replicas (or `serve --workers`) share one table. LanceDB's default never looks
+    # for other handles' commits: the reader would search its opening version forever.
+    uri = str(tmp_path / "hot")
+    writer = _open(uri)
+    reader = HotStore.open(uri, table="memories", model="test-model", dim=DIM,
+                           read_consistency_s=0.0)  # fmt: skip
+    assert reader.search(A, _unit(1), 5) == []
+    fact = _rec(A, content="written by the other replica")
+    writer.write(A, Watermark(1, 1), [(fact, _unit(1))], ())
+    assert [rid for rid, _ in reader.search(A, _unit(1), 5)] == [fact.id]
+    assert reader.count(A) == 1

@@ -181,6 +181,7 @@ class MemoryEngine:
                     index_cache_mb=hot_settings.lance_index_cache_mb,
                     metadata_cache_mb=hot_settings.lance_metadata_cache_mb,
                 ),
+                read_consistency_s=hot_settings.read_consistency_s,
                 ann_policy=AnnPolicy(
                     min_rows=hot_settings.ann_min_rows,
                     index_type=hot_settings.ann_index_type,

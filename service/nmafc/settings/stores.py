@@ -53,6 +53,14 @@ class HotSettings(BaseModel):
     lance_metadata_cache_mb: int = Field(
         32, ge=1, description="LanceDB manifest and file-metadata cache per process."
     )
+    read_consistency_s: float = Field(
+        1.0,
+        ge=0.0,
+        description="How long this process may read the Hot table without looking for "
+        "versions other processes committed (replicas, `serve --workers`); 0 looks on "
+        "every read. Searches that LanceDB answers (agent-wide, cache off, a first search "
+        "of a large scope) see another replica's writes within this long.",
+    )
     ann_min_rows: int = Field(
         200_000,
         ge=1,

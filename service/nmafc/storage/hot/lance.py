@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import lancedb
@@ -188,12 +188,28 @@ class HotStore:
         options: Mapping[str, str] | None = None,
         policy: CompactionPolicy | None = None,
         ann_policy: AnnPolicy | None = None,
+        read_consistency_s: float | None = 1.0,
     ) -> HotStore:
-        """Open or create the table, refusing one written with another embedding model."""
+        """Open or create the table, refusing one written with another embedding model.
+
+        LanceDB's default is never to look for versions other handles commit: a replica
+        searching the table in LanceDB would then miss every row another one wrote since
+        it opened. ``read_consistency_s`` bounds that lag (None: the default, no checks).
+        """
         policy = policy or CompactionPolicy()
         session = policy.session()
+        consistency = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
+
+        def connect() -> Any:
+            return lancedb.connect(
+                uri,
+                storage_options=dict(options or {}) or None,
+                session=session,
+                read_consistency_interval=consistency,
+            )
+
         try:
-            db = lancedb.connect(uri, storage_options=dict(options or {}) or None, session=session)
+            db = connect()
             if table in db.list_tables().tables:
                 handle = db.open_table(table)
                 _check_pinned(handle.schema, model, dim, uri)
@@ -215,9 +231,7 @@ class HotStore:
             raise StoreNotWritable(f"The Hot store at {uri} cannot be opened: {exc}.") from exc
         store = cls(handle, dim, model, policy, ann_policy)
         store._session = session
-        store._reopen = lambda: lancedb.connect(
-            uri, storage_options=dict(options or {}) or None, session=session
-        ).open_table(table)
+        store._reopen = lambda: connect().open_table(table)
         return store
 
     def guard_calls(self, timeout_s: float, cooldown_s: float) -> None:
