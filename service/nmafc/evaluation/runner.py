@@ -85,12 +85,14 @@ def execute(
                     seconds, texts = timed.snapshot()
                     start = time.perf_counter()
                     arm.ingest(conv)
-                    timing = timings[arm.name]
-                    timing.seconds += time.perf_counter() - start
-                    timing.turns += conv.turn_count
+                    elapsed = time.perf_counter() - start
                     after_seconds, after_texts = timed.snapshot()
-                    timing.embed_seconds += after_seconds - seconds
-                    timing.embed_texts += after_texts - texts
+                    timings[arm.name].add(
+                        elapsed,
+                        conv.turn_count,
+                        sum(len(turn.text) for _, turn in conv.turns()),
+                        (after_seconds - seconds, after_texts - texts),
+                    )
                     bar.update(note=f"{arm.name} {conv.id}")
         total = len(dataset.questions) * len(budgets)
         with Progress("questions", total, enabled=progress) as bar:
