@@ -239,9 +239,11 @@ class NmafcArm:
         preset_name: str | None = None,
         engine_per_conversation: bool = True,
         agent_id: str = "eval",
+        import_limit: int = MAX_MESSAGES_PER_REQUEST,
     ) -> None:
         self.embedder = embedder
         self.engine_per_conversation = engine_per_conversation
+        self.import_limit = import_limit
         self.agent_id = agent_id
         self._tmp = tempfile.TemporaryDirectory(prefix="nmafc-eval-")
         self._engines: dict[str, MemoryEngine] = {}  # conversation → the engine holding it
@@ -300,7 +302,7 @@ class NmafcArm:
         done = 0
         # One write per request, not per session: each write is a Cold commit and a Hot
         # merge, and the embedder sorts a larger batch into less padding.
-        for batch in import_batches(sessions):
+        for batch in import_batches(sessions, self.import_limit):
             result = engine.remember(scope, batch)
             said = sources[done : done + len(batch)]
             for stored, source in zip(result.turns, said, strict=True):
