@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
+from nmafc.core.turns import Message
 from nmafc.embedding.base import Embedder
 from nmafc.embedding.tokens import default_counter
-from nmafc.evaluation.arms import Bm25Arm, RagArm, pack, turn_line
+from nmafc.evaluation.arms import Bm25Arm, NmafcArm, RagArm, import_batches, pack, turn_line
 from nmafc.evaluation.loaders import Conversation, DialogTurn, Session
 from nmafc.evaluation.progress import Progress
 from nmafc.evaluation.timing import TimedEmbedder
@@ -124,3 +125,28 @@ def test_progress_writes_one_line_per_tenth_off_a_terminal() -> None:
     quiet = io.StringIO()
     Progress("x", 5, stream=quiet, enabled=False).update(5)
     assert quiet.getvalue() == ""
+
+
+def test_import_batches_keep_sessions_whole_and_order_within_the_request_limit() -> None:
+    sizes = [300, 150, 100, 600]
+    sessions = [[Message(f"s{n} m{i}", role="user") for i in range(k)] for n, k in enumerate(sizes)]
+    batches = import_batches(sessions, limit=500)
+    assert [len(b) for b in batches] == [450, 100, 500, 100]
+    flat = [m.content for b in batches for m in b]
+    assert flat == [m.content for s in sessions for m in s]  # every message once, in order
+
+
+def test_nmafc_arm_maps_stored_turns_back_across_import_requests(
+    shared_embedder: Embedder,
+) -> None:
+    # Three messages a request: the 7 turns go in as [4 split 3+1, 3], across sessions.
+    arm = NmafcArm(shared_embedder, import_limit=3)
+    try:
+        arm.ingest(conversation())
+        got = arm.retrieve("c1", "What is the name of the puppy?", 300)
+        assert "D1:1" in got.turn_ids
+        assert "Rex" in got.context
+        pottery = arm.retrieve("c1", "What classes did Caroline start?", 300)
+        assert "D2:1" in pottery.turn_ids
+    finally:
+        arm.close()

@@ -181,6 +181,15 @@ def test_longmemeval_loads_gzip_or_plain_json(tmp_path: Path, gzipped: bool) -> 
     assert data.counts["questions_without_has_answer_turns"] == 1
 
 
+def test_longmemeval_question_filter_keeps_file_order(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "lme.json", [lme_item("q1"), lme_item("q2"), lme_item("q3")])
+    data = load_longmemeval(path, question_ids=["q3", "q1"])
+    assert [q.id for q in data.questions] == ["q1", "q3"]
+    assert [c.id for c in data.conversations] == ["q1", "q3"]
+    with pytest.raises(InvalidInput, match="zzz"):
+        load_longmemeval(path, question_ids=["zzz"])
+
+
 def test_longmemeval_date_format() -> None:
     assert parse_longmemeval_date("2023/04/23 (Sun) 18:14") == datetime(
         2023, 4, 23, 18, 14, tzinfo=UTC

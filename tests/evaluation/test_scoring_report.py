@@ -32,7 +32,10 @@ def test_locomo_arm_aggregates_by_category_with_adversarial_apart() -> None:
         outcome("a", "q3", "4", [], tokens=300),
         outcome("a", "q4", "5", ["D1:1", "D1:2"], tokens=400),
     ]
-    summary = locomo_arm(outs, IngestTiming(seconds=2.0, turns=10, embed_seconds=1.5))
+    timing = IngestTiming()
+    timing.add(0.5, 4, 400, (0.25, 8))
+    timing.add(1.5, 6, 600, (1.25, 12))
+    summary = locomo_arm(outs, timing)
     assert summary["full_evidence_hit"] == {"all": 0.3333, "1": 0.5, "2": None, "3": None, "4": 0.0}
     assert summary["evidence_recall"]["all"] == 0.5  # (1 + 0.5 + 0) / 3
     assert summary["answer_reachable"] == {"all": 0.6667, "1": 1.0, "2": None, "4": 0.0}
@@ -44,6 +47,10 @@ def test_locomo_arm_aggregates_by_category_with_adversarial_apart() -> None:
     assert summary["mean_tokens"] == 250.0
     assert summary["p95_tokens"] == 385.0
     assert summary["ingest_turns_per_s"] == 5.0
+    assert summary["ingest_chars_per_s"] == 500.0
+    assert summary["ingest_seconds_median"] == 1.0
+    assert summary["ingest_seconds_max"] == 1.5
+    assert summary["embed_texts_per_turn"] == 2.0
     assert summary["non_embedding_share"] == 0.25
 
 

@@ -159,6 +159,7 @@ def _parser() -> argparse.ArgumentParser:
     lme.add_argument("--arms", default="nmafc,rag,bm25,sessions", help="comma-separated")
     lme.add_argument("--out", required=True, type=Path)
     lme.add_argument("--limit", type=int, default=None, help="first N questions only")
+    lme.add_argument("--questions", default=None, help="question ids, comma-separated")
     lme.add_argument("--budget", type=int, default=1000)
     lme.add_argument("--preset", default=None)
     _judge_arguments(lme)
@@ -422,6 +423,7 @@ def _eval_longmemeval(args: argparse.Namespace) -> int:
         out=args.out,
         arms=args.arms,
         limit=args.limit,
+        questions=args.questions,
         budget=args.budget,
         preset=args.preset,
         answer=answer,

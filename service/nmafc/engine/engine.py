@@ -502,6 +502,7 @@ def _extractor(settings: Settings) -> Extractor:
         ExtractionConfig(
             min_importance=settings.extraction.min_importance,
             max_facts_per_message=settings.extraction.max_facts_per_message,
+            max_assistant_facts=settings.extraction.max_assistant_facts,
         )
     )
     if settings.extractor == "llm":

@@ -154,7 +154,13 @@ class Writes:
                 )
             out[i] = vector / norm
         if to_embed:
-            out[to_embed] = self.ctx.embedder.embed([_embedding_text(drafts[i]) for i in to_embed])
+            # The same text is embedded once: a long import repeats lines (a recurring
+            # greeting, a pasted list) and each copy would cost a model run for one vector.
+            texts = [_embedding_text(drafts[i]) for i in to_embed]
+            unique = list(dict.fromkeys(texts))
+            vectors = self.ctx.embedder.embed(unique)
+            row = {text: n for n, text in enumerate(unique)}
+            out[to_embed] = vectors[[row[text] for text in texts]]
         return out
 
     def _apply_drafts(

@@ -31,6 +31,7 @@ from nmafc.evaluation.bm25 import BM25, terms
 from nmafc.evaluation.loaders import Conversation, DialogTurn, Session
 from nmafc.evaluation.metrics import dedupe
 from nmafc.settings import Settings, load_settings
+from nmafc.wire.requests import MAX_MESSAGES_PER_REQUEST
 
 ARM_NAMES = ("nmafc", "rag", "bm25", "sessions")  # all of them run unless --arms says
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9._:@-]")
@@ -203,8 +204,31 @@ class Bm25Arm:
         self._index.clear()
 
 
+def import_batches(
+    sessions: Sequence[Sequence[Message]], limit: int = MAX_MESSAGES_PER_REQUEST
+) -> list[list[Message]]:
+    """Sessions packed in order into requests of at most ``limit`` messages, as a client
+    importing a history posts them: whole sessions together, a longer one split."""
+    batches: list[list[Message]] = []
+    current: list[Message] = []
+    for session in sessions:
+        if current and len(current) + len(session) > limit:
+            batches.append(current)
+            current = []
+        for start in range(0, len(session), limit):
+            part = list(session[start : start + limit])
+            if len(current) + len(part) > limit:
+                batches.append(current)
+                current = []
+            current += part
+    if current:
+        batches.append(current)
+    return batches
+
+
 class NmafcArm:
-    """The engine as a service would run it: one remember() per session, then maintain()."""
+    """The engine as a service runs it for a history imported in bulk: the sessions posted
+    in requests of up to the API's message limit (each a remember()), then maintain()."""
 
     name = "nmafc"
 
@@ -215,9 +239,11 @@ class NmafcArm:
         preset_name: str | None = None,
         engine_per_conversation: bool = True,
         agent_id: str = "eval",
+        import_limit: int = MAX_MESSAGES_PER_REQUEST,
     ) -> None:
         self.embedder = embedder
         self.engine_per_conversation = engine_per_conversation
+        self.import_limit = import_limit
         self.agent_id = agent_id
         self._tmp = tempfile.TemporaryDirectory(prefix="nmafc-eval-")
         self._engines: dict[str, MemoryEngine] = {}  # conversation → the engine holding it
@@ -259,8 +285,8 @@ class NmafcArm:
         engine = self._engines[conversation.id]
         scope = self.scope(conversation.id)
         mapping = self._turns.setdefault(conversation.id, {})
-        for session in conversation.sessions:
-            messages = [
+        sessions = [
+            [
                 Message(
                     content=turn.text,
                     role=turn.role,
@@ -270,9 +296,18 @@ class NmafcArm:
                 )
                 for i, turn in enumerate(session.turns)
             ]
-            result = engine.remember(scope, messages)
-            for stored, source in zip(result.turns, session.turns, strict=True):
-                mapping[stored.id] = source.id
+            for session in conversation.sessions
+        ]
+        sources = [turn.id for session in conversation.sessions for turn in session.turns]
+        done = 0
+        # One write per request, not per session: each write is a Cold commit and a Hot
+        # merge, and the embedder sorts a larger batch into less padding.
+        for batch in import_batches(sessions, self.import_limit):
+            result = engine.remember(scope, batch)
+            said = sources[done : done + len(batch)]
+            for stored, source in zip(result.turns, said, strict=True):
+                mapping[stored.id] = source
+            done += len(batch)
         engine.maintain(scope)  # what a running service would have done by question time
 
     def retrieve(self, conversation_id: str, question: str, budget: int) -> Retrieval:

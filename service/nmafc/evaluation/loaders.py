@@ -257,9 +257,24 @@ def load_locomo(path: Path, conversations: Sequence[str] | None = None) -> Datas
     return Dataset(convs, questions, data)
 
 
-def load_longmemeval(path: Path, limit: int | None = None) -> Dataset:
-    """Read LongMemEval (JSON list, maybe gzipped); each question becomes its own haystack."""
+def load_longmemeval(
+    path: Path, limit: int | None = None, question_ids: Sequence[str] | None = None
+) -> Dataset:
+    """Read LongMemEval (JSON list, maybe gzipped); each question becomes its own haystack.
+
+    ``question_ids`` keeps those only (in file order); ``limit`` then keeps the first N.
+    """
     items = read_json(path)
+    if question_ids:
+        available = {str(item["question_id"]) for item in items}
+        missing = [q for q in question_ids if q not in available]
+        if missing:
+            raise InvalidInput(
+                f"Unknown question id(s) {missing}.",
+                fix="Use `question_id` values from the file.",
+            )
+        keep = set(question_ids)
+        items = [item for item in items if str(item["question_id"]) in keep]
     if limit is not None:
         items = items[:limit]
     counts: Counter[str] = Counter()

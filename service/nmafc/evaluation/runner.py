@@ -85,12 +85,14 @@ def execute(
                     seconds, texts = timed.snapshot()
                     start = time.perf_counter()
                     arm.ingest(conv)
-                    timing = timings[arm.name]
-                    timing.seconds += time.perf_counter() - start
-                    timing.turns += conv.turn_count
+                    elapsed = time.perf_counter() - start
                     after_seconds, after_texts = timed.snapshot()
-                    timing.embed_seconds += after_seconds - seconds
-                    timing.embed_texts += after_texts - texts
+                    timings[arm.name].add(
+                        elapsed,
+                        conv.turn_count,
+                        sum(len(turn.text) for _, turn in conv.turns()),
+                        (after_seconds - seconds, after_texts - texts),
+                    )
                     bar.update(note=f"{arm.name} {conv.id}")
         total = len(dataset.questions) * len(budgets)
         with Progress("questions", total, enabled=progress) as bar:
@@ -332,6 +334,7 @@ def run_longmemeval(
     out: str | Path,
     arms: str | Sequence[str] = ARM_NAMES,
     limit: int | None = None,
+    questions: str | Sequence[str] | None = None,
     budget: int = MAIN_BUDGET,
     preset: str | None = None,
     embedder: Embedder | None = None,
@@ -342,13 +345,16 @@ def run_longmemeval(
 ) -> dict[str, Any]:
     """``nmafc eval longmemeval``: the same outputs, scored by session and turn rank.
 
+    ``questions`` keeps only those question ids (in file order), e.g. a few of every type.
+
     With ``answer``, every question is also answered from each arm's context and judged
     (abstention questions reported apart), as :func:`run_locomo` does.
     """
     names, budgets, preset_name = parse_arms(arms), parse_budgets(budget), resolve_preset(preset)
     options = options or ArmOptions()
     llm = _llm_for(answer, llm)
-    dataset = load_longmemeval(Path(data), limit)
+    wanted = split_list(questions)
+    dataset = load_longmemeval(Path(data), limit, wanted or None)
     model, owned = _own_embedder(embedder)
     try:
         run = execute(
@@ -369,6 +375,7 @@ def run_longmemeval(
     outcomes = run.outcomes[budgets[0]]
     settings = _settings_block(run, budgets, names, options)
     settings["limit"] = limit
+    settings["questions"] = [q.id for q in dataset.questions] if wanted else None
     summary: dict[str, Any] = {
         "benchmark": "longmemeval",
         "arms": {a: scoring.longmemeval_arm(outcomes[a], run.timings[a], types) for a in names},
@@ -382,6 +389,7 @@ def run_longmemeval(
                 ("--arms", ",".join(names)),
                 ("--out", str(Path(out).resolve())),
                 ("--limit", None if limit is None else str(limit)),
+                ("--questions", ",".join(wanted) if wanted else None),
                 # Flags beyond the documented ones appear only when they differ from defaults.
                 ("--budget", None if budget == MAIN_BUDGET else str(budget)),
                 ("--preset", preset),

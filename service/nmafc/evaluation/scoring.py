@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -49,16 +49,34 @@ class IngestTiming:
     turns: int = 0
     embed_seconds: float = 0.0
     embed_texts: int = 0
+    chars: int = 0
+    # Seconds per conversation (on LongMemEval: per question, each its own haystack).
+    per_conversation: list[float] = field(default_factory=list)
+
+    def add(self, seconds: float, turns: int, chars: int, embed: tuple[float, int]) -> None:
+        """Count one conversation's ingest: its wall time, size and embedder share."""
+        self.seconds += seconds
+        self.turns += turns
+        self.chars += chars
+        self.embed_seconds += embed[0]
+        self.embed_texts += embed[1]
+        self.per_conversation.append(seconds)
 
     def as_dict(self) -> dict[str, Any]:
         """The ingest fields of an arm's summary."""
         share = (self.seconds - self.embed_seconds) / self.seconds if self.seconds else None
+        each = self.per_conversation
+        middle = percentile(each, 50)
         return {
             "ingest_seconds": round(self.seconds, 3),
             "ingest_turns": self.turns,
             "ingest_turns_per_s": round(self.turns / self.seconds, 2) if self.seconds else None,
+            "ingest_chars_per_s": round(self.chars / self.seconds, 1) if self.seconds else None,
+            "ingest_seconds_median": None if middle is None else round(middle, 3),
+            "ingest_seconds_max": round(max(each), 3) if each else None,
             "embed_seconds": round(self.embed_seconds, 3),
             "embed_texts": self.embed_texts,
+            "embed_texts_per_turn": round(self.embed_texts / self.turns, 3) if self.turns else None,
             "non_embedding_share": None if share is None else round(share, 4),
         }
 

@@ -105,6 +105,12 @@ class ExtractionSettings(BaseModel):
         0.3, ge=0.0, le=1.0, description="Sentences scoring below this are not remembered."
     )
     max_facts_per_message: int = Field(12, ge=1, description="Most facts kept from one message.")
+    max_assistant_facts: int = Field(
+        3,
+        ge=0,
+        description="Most facts kept from one assistant message (its most salient units); "
+        "the whole reply is still stored as a turn and found by keyword search.",
+    )
     override_min_cosine: float = Field(
         0.3,
         ge=-1.0,

@@ -80,10 +80,14 @@ class FactIn(Request):
         )
 
 
+# A history is imported in requests of at most this many messages (4 MiB bodies hold them).
+MAX_MESSAGES_PER_REQUEST = 500
+
+
 class AddMessages(Request):
     """Conversation messages: each is stored as a turn and its facts are extracted."""
 
-    messages: list[MessageIn] = Field(min_length=1, max_length=500)
+    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES_PER_REQUEST)
 
 
 class AddFacts(Request):
