@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 STOPWORDS = frozenset(
@@ -60,8 +61,14 @@ def sentences(text: str) -> list[str]:
     return merged
 
 
+@functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
-    """A crude, fast stem for overlap scoring: lower-case, common suffixes dropped."""
+    """A crude, fast stem for overlap scoring: lower-case, common suffixes dropped.
+
+    Cached: rendering scores every sentence of every candidate turn against the query, a
+    few thousand words a recall, mostly the same words (measured on LongMemEval turns:
+    see benchmarks/JOURNAL.md).
+    """
     w = word.lower()
     for suffix in ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s"):
         if len(w) > len(suffix) + 2 and w.endswith(suffix):

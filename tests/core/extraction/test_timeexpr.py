@@ -33,6 +33,16 @@ SAID = date(2023, 5, 25)  # a Thursday
         ("last summer", "summer 2022"),
         ("this summer", "summer 2023"),
         ("last spring", "spring 2022"),  # said in spring: the previous one
+        # One of each remaining rule: a text is only searched when it holds an anchor word
+        # (a weekday, a unit of time, a season, ...), so every rule's phrase must hold one.
+        ("last night", "24 May 2023"),
+        ("this morning", "25 May 2023"),
+        ("tonight", "25 May 2023"),
+        ("two days from now", "27 May 2023"),
+        ("this coming Tuesday", "the Tuesday after 25 May 2023, 30 May 2023"),
+        ("this week", "the week of 25 May 2023"),
+        ("next weekend", "the weekend after 25 May 2023"),
+        ("last fall", "autumn 2022"),
     ],
 )
 def test_phrases_resolve_to_absolute_time(sentence: str, meaning: str) -> None:

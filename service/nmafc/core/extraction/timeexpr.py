@@ -159,10 +159,20 @@ def _rules() -> list[Rule]:
 
 
 _RULES = _rules()
+# Every rule's phrase holds one of these words, so a text without any needs no rule run.
+# Rendering resolves every candidate turn at each recall, mostly text with no time phrase,
+# and the rules cost about 0.7 ms per long turn (benchmarks/JOURNAL.md).
+_ANCHOR = re.compile(
+    rf"\b(?:yesterday|tomorrow|today|tonight|night|morning|afternoon|evening|now|"
+    rf"days?|weeks?|weekends?|months?|years?|{_DAY[1:-4]}|{'|'.join(SEASONS)})\b",
+    re.IGNORECASE,
+)
 
 
 def find(sentence: str, said_at: datetime | date) -> list[Resolved]:
     """Every relative time phrase in ``sentence`` with its absolute meaning, left to right."""
+    if _ANCHOR.search(sentence) is None:
+        return []
     said = said_at.date() if isinstance(said_at, datetime) else said_at
     taken: list[tuple[int, int]] = []
     found: list[Resolved] = []
