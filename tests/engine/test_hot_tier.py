@@ -16,7 +16,7 @@ from nmafc.engine.recall import RecallOptions
 from nmafc.errors import StoreUnavailable
 from nmafc.settings import Settings
 from nmafc.storage.cold.schema import facts
-from nmafc.storage.hot.lance import scope_filter
+from nmafc.storage.hot.rows import scope_filter
 
 from .helpers import hot_state, let_turns_pass, log_state, say
 

@@ -11,7 +11,8 @@ import pytest
 from nmafc.core.scope import AgentScope, Scope
 from nmafc.settings import Settings
 from nmafc.storage.hot.ann import AnnPolicy
-from nmafc.storage.hot.lance import HotStore, Watermark
+from nmafc.storage.hot.lance import HotStore
+from nmafc.storage.hot.rows import Watermark
 
 from ..core.factories import record
 

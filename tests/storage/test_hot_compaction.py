@@ -9,7 +9,8 @@ import numpy as np
 
 from nmafc.core.scope import Scope
 from nmafc.storage.hot.compaction import CompactionDeferred, CompactionPolicy
-from nmafc.storage.hot.lance import HotStore, Watermark
+from nmafc.storage.hot.lance import HotStore
+from nmafc.storage.hot.rows import Watermark
 
 from ..core.factories import record
 

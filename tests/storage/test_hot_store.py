@@ -10,7 +10,8 @@ import pytest
 
 from nmafc.core.scope import AgentScope, Scope
 from nmafc.errors import EmbeddingModelMismatch
-from nmafc.storage.hot.lance import HotStore, Watermark
+from nmafc.storage.hot.lance import HotStore
+from nmafc.storage.hot.rows import Watermark
 from nmafc.storage.hot.s3 import storage_options
 
 from ..conftest import S3Server

@@ -34,7 +34,8 @@ from nmafc.core.scope import AgentScope, AnyScope, Scope
 from nmafc.core.tiers import Tier
 from nmafc.storage.hot.ann import AnnPolicy, IndexType
 from nmafc.storage.hot.compaction import CompactionPolicy
-from nmafc.storage.hot.lance import HotStore, Watermark
+from nmafc.storage.hot.lance import HotStore
+from nmafc.storage.hot.rows import Watermark
 
 Vector = npt.NDArray[np.float32]
 DIM = 384

@@ -21,7 +21,8 @@ from nmafc.index.working_set import Update, WorkingSet, WorkingSetCache
 from nmafc.storage.cold import ColdStore, ScopeRow
 from nmafc.storage.erasure import Erasure
 from nmafc.storage.hot.compaction import CompactionDeferred
-from nmafc.storage.hot.lance import HotSnapshot, HotStore, Vector, Watermark
+from nmafc.storage.hot.lance import HotSnapshot, HotStore
+from nmafc.storage.hot.rows import Vector, Watermark
 
 log = logging.getLogger(__name__)
 

@@ -10,22 +10,19 @@ ahead than it is, and replay after a crash is "apply the log after the watermark
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import lancedb
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
-from nmafc.core.tiers import parse_tier
 from nmafc.errors import EmbeddingModelMismatch, StoreNotWritable, StoreUnavailable
 from nmafc.rwlock import SharedLock
 from nmafc.storage.erasure import Erasure
@@ -33,78 +30,34 @@ from nmafc.storage.hot import ann, compaction
 from nmafc.storage.hot.ann import AnnPolicy
 from nmafc.storage.hot.compaction import CompactionPolicy, Pruner
 from nmafc.storage.hot.guard import HotGuard
+from nmafc.storage.hot.rows import (
+    GONE,
+    LIVE,
+    META,
+    Vector,
+    Watermark,
+    check_pinned,
+    create_scalar_indexes,
+    hot_schema,
+    live_filter,
+    live_row,
+    marker_row,
+    record_from_row,
+    scope_filter,
+    vectors_of,
+    watermark_id,
+)
 from nmafc.storage.hot.s3 import missing_bucket
 
 P = ParamSpec("P")
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-Vector = npt.NDArray[np.float32]
 
-MODEL_KEY = b"nmafc.embedding_model"
-DIM_KEY = b"nmafc.embedding_dim"
-LIVE, GONE, META = "live", "gone", "meta"
 # A write that missed its deadline keeps running (see guard) and may land after the
 # catch-up that replaced it: every row carries the log position that wrote it, and an
 # older write leaves newer rows, gone markers and the watermark as they are.
 _NOT_OLDER = "target.seq IS NULL OR target.seq <= source.seq"
-
-
-def hot_schema(dim: int, model: str) -> pa.Schema:
-    """The table schema; the embedding model and dimension are pinned in its metadata."""
-    ts = pa.timestamp("us", tz="UTC")
-    return pa.schema(
-        [
-            pa.field("id", pa.string(), nullable=False),
-            pa.field("agent_id", pa.string(), nullable=False),
-            pa.field("conversation_id", pa.string(), nullable=False),
-            pa.field("kind", pa.string(), nullable=False),
-            pa.field("state", pa.string(), nullable=False),
-            pa.field("scope_pk", pa.int64()),
-            pa.field("seq", pa.int64()),
-            pa.field("entity", pa.string()),
-            pa.field("content", pa.string()),
-            pa.field("tier", pa.string()),
-            pa.field("weight0", pa.float64()),
-            pa.field("anchor_turn", pa.float64()),
-            pa.field("k", pa.int32()),
-            pa.field("importance", pa.float64()),
-            pa.field("related_entities", pa.list_(pa.string())),
-            pa.field("source_turn_ids", pa.list_(pa.int64())),
-            pa.field("valid_at", pa.float64()),
-            pa.field("valid_at_time", ts),
-            pa.field("created_at", ts),
-            pa.field("expires_turn", pa.float64()),
-            pa.field("version", pa.int32()),
-            pa.field("vector", pa.list_(pa.float32(), dim)),
-        ],
-        metadata={MODEL_KEY: model.encode(), DIM_KEY: str(dim).encode()},
-    )
-
-
-def scope_filter(scope: AnyScope) -> str:
-    """The tenant predicate for every LanceDB query (identifiers are pre-validated)."""
-    agent = scope.agent_id.replace("'", "''")
-    if isinstance(scope, Scope):
-        conversation = scope.conversation_id.replace("'", "''")
-        return f"agent_id = '{agent}' AND conversation_id = '{conversation}'"
-    return f"agent_id = '{agent}'"
-
-
-def _live(scope: AnyScope) -> str:
-    return f"{scope_filter(scope)} AND state = '{LIVE}'"
-
-
-def watermark_id(scope: Scope) -> str:
-    return f"~watermark/{scope.agent_id}/{scope.conversation_id}"
-
-
-@dataclass(frozen=True, slots=True)
-class Watermark:
-    """The log position a scope's Hot rows reflect; ``scope_pk`` tells purged incarnations apart."""
-
-    scope_pk: int
-    seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,11 +165,11 @@ class HotStore:
             db = connect()
             if table in db.list_tables().tables:
                 handle = db.open_table(table)
-                _check_pinned(handle.schema, model, dim, uri)
+                check_pinned(handle.schema, model, dim, uri)
             else:
                 handle = db.create_table(table, schema=hot_schema(dim, model), exist_ok=True)
-                _check_pinned(handle.schema, model, dim, uri)
-                _create_scalar_indexes(handle)
+                check_pinned(handle.schema, model, dim, uri)
+                create_scalar_indexes(handle)
         except (EmbeddingModelMismatch, StoreNotWritable):
             raise
         except PermissionError as exc:
@@ -265,9 +218,11 @@ class HotStore:
         upserts: Sequence[tuple[MemoryRecord, Vector]],
         removed: Iterable[str],
     ) -> None:
-        rows = [self._live_row(r, v, watermark.seq) for r, v in upserts]
-        rows += [self._marker_row(scope, rid, GONE, watermark) for rid in removed]
-        rows.append(self._marker_row(scope, watermark_id(scope), META, watermark, kind="watermark"))
+        rows = [live_row(r, v, watermark.seq, self.dim) for r, v in upserts]
+        rows += [marker_row(scope, rid, GONE, watermark, self._unit) for rid in removed]
+        rows.append(
+            marker_row(scope, watermark_id(scope), META, watermark, self._unit, kind="watermark")
+        )
         data = pa.Table.from_pylist(rows, schema=self._table.schema)
         (
             self._table.merge_insert("id")
@@ -299,8 +254,8 @@ class HotStore:
                 watermark = Watermark(int(row["scope_pk"]), int(row["seq"]))
                 keep[index] = False
                 continue
-            records.append(_record_from_row(row))
-        vectors = _vectors(arrow.column("vector"), self.dim)
+            records.append(record_from_row(row))
+        vectors = vectors_of(arrow.column("vector"), self.dim)
         return HotSnapshot(records, vectors if keep.all() else vectors[keep], watermark)
 
     @_guarded
@@ -314,7 +269,7 @@ class HotStore:
         :mod:`~nmafc.storage.hot.ann` for when, and why not for every reach).
         """
         with _reading():
-            indexed = self._index_use.wanted(self._table, _live(scope))
+            indexed = self._index_use.wanted(self._table, live_filter(scope))
         return self._search(scope, vector, limit, indexed=indexed)
 
     def _search(
@@ -326,7 +281,7 @@ class HotStore:
                     np.asarray(vector, dtype=np.float32), vector_column_name="vector"
                 )
                 .distance_type("cosine")
-                .where(_live(scope), prefilter=True)
+                .where(live_filter(scope), prefilter=True)
                 # Naming the score column keeps it (and silences Lance's warning that an
                 # unnamed one will stop being returned).
                 .select(["id", "_distance"])
@@ -361,7 +316,7 @@ class HotStore:
         with _reading():
             rows = (
                 self._table.search()
-                .where(f"{scope_filter(scope)} AND state = '{LIVE}'")
+                .where(live_filter(scope))
                 .select(["id", "version"])
                 .limit(None)
                 .to_arrow()
@@ -371,7 +326,7 @@ class HotStore:
     @_guarded
     def count(self, scope: AnyScope) -> int:
         with _reading():
-            return int(self._table.count_rows(f"{scope_filter(scope)} AND state = '{LIVE}'"))
+            return int(self._table.count_rows(live_filter(scope)))
 
     @_guarded
     def total_rows(self) -> int:
@@ -436,7 +391,7 @@ class HotStore:
 
     def uses_index(self, scope: AnyScope) -> bool:
         """Whether :meth:`search` of ``scope`` takes the vector index now."""
-        return self._index_use.wanted(self._table, _live(scope))
+        return self._index_use.wanted(self._table, live_filter(scope))
 
     @_guarded
     def vector_index(self) -> dict[str, Any] | None:
@@ -526,48 +481,6 @@ class HotStore:
                 self._pruner.removed_below(latest)
         return compaction.erasure(rewritten, pruned, unverified_kept=False)
 
-    def _live_row(self, record: MemoryRecord, vector: Vector, seq: int) -> dict[str, Any]:
-        if vector.shape != (self.dim,):
-            raise ValueError(f"vector of shape {vector.shape}, store is {self.dim}-d")
-        return {
-            "id": record.id,
-            "agent_id": record.agent_id,
-            "conversation_id": record.conversation_id,
-            "kind": "fact",
-            "state": LIVE,
-            "scope_pk": None,
-            "seq": seq,
-            "entity": record.entity,
-            "content": record.content,
-            "tier": record.tier.value,
-            "weight0": record.weight0,
-            "anchor_turn": record.anchor_turn,
-            "k": record.k,
-            "importance": record.importance,
-            "related_entities": list(record.related_entities),
-            "source_turn_ids": list(record.source_turn_ids),
-            "valid_at": record.valid_at,
-            "valid_at_time": record.valid_at_time,
-            "created_at": record.created_at,
-            "expires_turn": None if math.isinf(record.expires_turn) else record.expires_turn,
-            "version": record.version,
-            "vector": vector,
-        }
-
-    def _marker_row(
-        self, scope: Scope, row_id: str, state: str, watermark: Watermark, kind: str = "fact"
-    ) -> dict[str, Any]:
-        return {
-            "id": row_id,
-            "agent_id": scope.agent_id,
-            "conversation_id": scope.conversation_id,
-            "kind": kind,
-            "state": state,
-            "scope_pk": watermark.scope_pk,
-            "seq": watermark.seq,
-            "vector": self._unit,
-        }
-
 
 @contextmanager
 def _reading() -> Iterator[None]:
@@ -582,64 +495,3 @@ def _reading() -> Iterator[None]:
         if "LanceError(IO)" not in str(exc) or compaction.is_stale_read(exc):
             raise
         raise StoreUnavailable(f"The Hot store cannot be read: {exc}.") from exc
-
-
-def _check_pinned(schema: pa.Schema, model: str, dim: int, uri: str) -> None:
-    field = schema.field("vector")
-    stored_dim = field.type.list_size
-    stored_model = (schema.metadata or {}).get(MODEL_KEY, b"").decode() or None
-    if stored_dim != dim or (stored_model is not None and stored_model != model):
-        raise EmbeddingModelMismatch(
-            f"The Hot store at {uri} holds {stored_model or 'unknown-model'} ({stored_dim}-d) "
-            f"vectors; the configured embedder is {model} ({dim}-d)."
-        )
-
-
-def _create_scalar_indexes(table: Any) -> None:
-    from lancedb.index import Bitmap, BTree
-
-    for name, config in (
-        ("id", BTree()),
-        ("agent_id", BTree()),
-        ("conversation_id", BTree()),
-        ("state", Bitmap()),
-        ("kind", Bitmap()),
-        ("expires_turn", BTree()),
-    ):
-        table.create_index(name, config=config, replace=True)
-
-
-def _record_from_row(row: Mapping[str, Any]) -> MemoryRecord:
-    expires = row["expires_turn"]
-    return MemoryRecord(
-        id=row["id"],
-        agent_id=row["agent_id"],
-        conversation_id=row["conversation_id"],
-        entity=row["entity"],
-        content=row["content"],
-        tier=parse_tier(row["tier"]),
-        weight0=float(row["weight0"]),
-        anchor_turn=float(row["anchor_turn"]),
-        k=int(row["k"]),
-        importance=float(row["importance"]),
-        related_entities=tuple(row["related_entities"] or ()),
-        source_turn_ids=tuple(row["source_turn_ids"] or ()),
-        valid_at=float(row["valid_at"]),
-        valid_at_time=_aware(row["valid_at_time"]),
-        created_at=_aware(row["created_at"]),
-        expires_turn=math.inf if expires is None else float(expires),
-        version=int(row["version"]),
-    )
-
-
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def _vectors(column: pa.ChunkedArray | pa.Array, dim: int) -> Vector:
-    if len(column) == 0:
-        return np.zeros((0, dim), dtype=np.float32)
-    flat = pa.concat_arrays(column.chunks) if isinstance(column, pa.ChunkedArray) else column
-    return np.asarray(flat.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(
-        -1, dim
-    )

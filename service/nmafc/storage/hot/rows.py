@@ -1,0 +1,192 @@
+"""The Hot table's layout: its schema, its tenant filters, and rows to and from records.
+
+Every row carries its scope and a ``state``: ``live`` records, ``gone`` markers of removed
+ones (deleted for good by compaction) and ``meta`` rows such as a scope's watermark.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from nmafc.core.records import MemoryRecord
+from nmafc.core.scope import AnyScope, Scope
+from nmafc.core.tiers import parse_tier
+from nmafc.errors import EmbeddingModelMismatch
+
+Vector = npt.NDArray[np.float32]
+
+MODEL_KEY = b"nmafc.embedding_model"
+DIM_KEY = b"nmafc.embedding_dim"
+LIVE, GONE, META = "live", "gone", "meta"
+
+
+def hot_schema(dim: int, model: str) -> pa.Schema:
+    """The table schema; the embedding model and dimension are pinned in its metadata."""
+    ts = pa.timestamp("us", tz="UTC")
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("agent_id", pa.string(), nullable=False),
+            pa.field("conversation_id", pa.string(), nullable=False),
+            pa.field("kind", pa.string(), nullable=False),
+            pa.field("state", pa.string(), nullable=False),
+            pa.field("scope_pk", pa.int64()),
+            pa.field("seq", pa.int64()),
+            pa.field("entity", pa.string()),
+            pa.field("content", pa.string()),
+            pa.field("tier", pa.string()),
+            pa.field("weight0", pa.float64()),
+            pa.field("anchor_turn", pa.float64()),
+            pa.field("k", pa.int32()),
+            pa.field("importance", pa.float64()),
+            pa.field("related_entities", pa.list_(pa.string())),
+            pa.field("source_turn_ids", pa.list_(pa.int64())),
+            pa.field("valid_at", pa.float64()),
+            pa.field("valid_at_time", ts),
+            pa.field("created_at", ts),
+            pa.field("expires_turn", pa.float64()),
+            pa.field("version", pa.int32()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ],
+        metadata={MODEL_KEY: model.encode(), DIM_KEY: str(dim).encode()},
+    )
+
+
+def scope_filter(scope: AnyScope) -> str:
+    """The tenant predicate for every LanceDB query (identifiers are pre-validated)."""
+    agent = scope.agent_id.replace("'", "''")
+    if isinstance(scope, Scope):
+        conversation = scope.conversation_id.replace("'", "''")
+        return f"agent_id = '{agent}' AND conversation_id = '{conversation}'"
+    return f"agent_id = '{agent}'"
+
+
+def live_filter(scope: AnyScope) -> str:
+    return f"{scope_filter(scope)} AND state = '{LIVE}'"
+
+
+def watermark_id(scope: Scope) -> str:
+    return f"~watermark/{scope.agent_id}/{scope.conversation_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Watermark:
+    """The log position a scope's Hot rows reflect; ``scope_pk`` tells purged incarnations apart."""
+
+    scope_pk: int
+    seq: int
+
+
+def live_row(record: MemoryRecord, vector: Vector, seq: int, dim: int) -> dict[str, Any]:
+    """The row of a live record written at log position ``seq``."""
+    if vector.shape != (dim,):
+        raise ValueError(f"vector of shape {vector.shape}, store is {dim}-d")
+    return {
+        "id": record.id,
+        "agent_id": record.agent_id,
+        "conversation_id": record.conversation_id,
+        "kind": "fact",
+        "state": LIVE,
+        "scope_pk": None,
+        "seq": seq,
+        "entity": record.entity,
+        "content": record.content,
+        "tier": record.tier.value,
+        "weight0": record.weight0,
+        "anchor_turn": record.anchor_turn,
+        "k": record.k,
+        "importance": record.importance,
+        "related_entities": list(record.related_entities),
+        "source_turn_ids": list(record.source_turn_ids),
+        "valid_at": record.valid_at,
+        "valid_at_time": record.valid_at_time,
+        "created_at": record.created_at,
+        "expires_turn": None if math.isinf(record.expires_turn) else record.expires_turn,
+        "version": record.version,
+        "vector": vector,
+    }
+
+
+def marker_row(
+    scope: Scope, row_id: str, state: str, watermark: Watermark, unit: Vector, kind: str = "fact"
+) -> dict[str, Any]:
+    """A row that is not a record: a scope's watermark, or the marker of a removed record."""
+    return {
+        "id": row_id,
+        "agent_id": scope.agent_id,
+        "conversation_id": scope.conversation_id,
+        "kind": kind,
+        "state": state,
+        "scope_pk": watermark.scope_pk,
+        "seq": watermark.seq,
+        "vector": unit,
+    }
+
+
+def check_pinned(schema: pa.Schema, model: str, dim: int, uri: str) -> None:
+    field = schema.field("vector")
+    stored_dim = field.type.list_size
+    stored_model = (schema.metadata or {}).get(MODEL_KEY, b"").decode() or None
+    if stored_dim != dim or (stored_model is not None and stored_model != model):
+        raise EmbeddingModelMismatch(
+            f"The Hot store at {uri} holds {stored_model or 'unknown-model'} ({stored_dim}-d) "
+            f"vectors; the configured embedder is {model} ({dim}-d)."
+        )
+
+
+def create_scalar_indexes(table: Any) -> None:
+    from lancedb.index import Bitmap, BTree
+
+    for name, config in (
+        ("id", BTree()),
+        ("agent_id", BTree()),
+        ("conversation_id", BTree()),
+        ("state", Bitmap()),
+        ("kind", Bitmap()),
+        ("expires_turn", BTree()),
+    ):
+        table.create_index(name, config=config, replace=True)
+
+
+def record_from_row(row: Mapping[str, Any]) -> MemoryRecord:
+    expires = row["expires_turn"]
+    return MemoryRecord(
+        id=row["id"],
+        agent_id=row["agent_id"],
+        conversation_id=row["conversation_id"],
+        entity=row["entity"],
+        content=row["content"],
+        tier=parse_tier(row["tier"]),
+        weight0=float(row["weight0"]),
+        anchor_turn=float(row["anchor_turn"]),
+        k=int(row["k"]),
+        importance=float(row["importance"]),
+        related_entities=tuple(row["related_entities"] or ()),
+        source_turn_ids=tuple(row["source_turn_ids"] or ()),
+        valid_at=float(row["valid_at"]),
+        valid_at_time=_aware(row["valid_at_time"]),
+        created_at=_aware(row["created_at"]),
+        expires_turn=math.inf if expires is None else float(expires),
+        version=int(row["version"]),
+    )
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def vectors_of(column: pa.ChunkedArray | pa.Array, dim: int) -> Vector:
+    if len(column) == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    flat = pa.concat_arrays(column.chunks) if isinstance(column, pa.ChunkedArray) else column
+    return np.asarray(flat.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(
+        -1, dim
+    )
