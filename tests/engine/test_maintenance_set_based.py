@@ -17,11 +17,10 @@ from sqlalchemy.engine.default import DefaultExecutionContext
 from sqlalchemy.engine.interfaces import ExecuteStyle
 
 from nmafc.core.facts import FactDraft
-from nmafc.core.lifecycle import plan_prune
+from nmafc.core.lifecycle import InvalidReason, invalidate, plan_prune
 from nmafc.core.records import utcnow
 from nmafc.core.scope import Scope
 from nmafc.core.tiers import Tier
-from nmafc.engine.changes import ChangeSet
 from nmafc.engine.engine import MemoryEngine
 
 from .helpers import assert_consistent, let_turns_pass
@@ -71,11 +70,12 @@ def test_expiring_thousands_of_records_is_a_few_statements_and_one_lance_commit(
     with _executions(engine) as seen:
         report = engine.maintain(scope)
     assert report.expired == N
-    # One UPDATE per 2,000 closed records (one closing: same turn, instant and reason),
-    # not one per record; the whole pass under 20 statements (13 on SQLite: the log's N
-    # events go in multi-row INSERTs of 1,000).
-    assert _facts_updates(seen) == 2
-    assert sum(n for _, n in seen) <= 20, [(s[:80], n) for s, n in seen if n > 1]
+    # One UPDATE for all N closings (one turn, instant and reason; the ids bound as one
+    # parameter), and one prune event per 1,000 records named by id: the whole pass
+    # under 12 statements, whatever N.
+    assert _facts_updates(seen) == 1
+    assert sum(n for _, n in seen) <= 12, [(s[:80], n) for s, n in seen if n > 1]
+    assert report.expired == N
     # Hot: the N removals travel in one merge_insert, one new table version.
     assert engine.ctx.hot.store.shape()["version"] == before + 1
     assert engine.ctx.hot.store.count(scope) == N // 2
@@ -95,34 +95,20 @@ def test_closing_set_based_leaves_the_rows_closing_record_by_record_leaves(
         plans = {s: plan_prune(session.facts.expiring(s, now), now, at) for s in (one, other)}
         closed = {s: [*p.expired, *p.archived] for s, p in plans.items()}
         assert len(closed[one]) == len(closed[other]) == 500
-        assert {r.invalid_reason for r in closed[one]} == {"expired", "archived"}
+        assert {c.invalid_reason for c in closed[one]} == {"expired", "archived"}
         with _executions(engine) as seen:
             assert session.facts.close_versions(one, closed[one]) == 500
-        assert _facts_updates(seen) == 2  # one per reason
-        session.facts.update_state(other, closed[other])  # the per-record path
+        assert _facts_updates(seen) == 2  # one per reason, whatever the number of ids
+        # The per-record path: each whole record, invalidated, written back.
+        records = session.facts.current(other, [c.id for c in closed[other]])
+        session.facts.update_state(
+            other,
+            [
+                invalidate(records[c.id], c.invalid_at, at, InvalidReason(c.invalid_reason))
+                for c in closed[other]
+            ],
+        )
     assert _rows(engine, one) == _rows(engine, other)
-
-
-def test_a_version_closed_and_also_updated_gets_its_whole_state_written(
-    engine: MemoryEngine, scope: Scope
-) -> None:
-    engine.ingest(scope, _drafts(2))
-    let_turns_pass(engine, scope, 5)
-    with engine.ctx.cold.write() as session:
-        row = session.scopes.lock(scope)
-        a, b = plan_prune(session.facts.expiring(scope, row.turn), row.turn, utcnow()).expired
-        a9, b9 = a.evolve(importance=0.9), b.evolve(importance=0.9)
-        changes = ChangeSet()
-        # a is strengthened (still open), then closed; b closed, then strengthened: each
-        # version's last record is written whole, its importance included.
-        changes.update(a9.evolve(invalid_at=None, invalid_at_time=None, invalid_reason=None))
-        changes.close(a9)
-        changes.close(b)
-        changes.update(b9)
-        changes.apply(session, row)
-    with engine.ctx.cold.read() as session:
-        stored = session.facts.current(scope, [a.id, b.id])
-    assert stored == {a.id: a9, b.id: b9}
 
 
 def _rows(engine: MemoryEngine, scope: Scope) -> list[tuple[Any, ...]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from nmafc.core.records import MemoryRecord
 from nmafc.core.tiers import Tier
@@ -75,6 +76,15 @@ def with_expiry(record: MemoryRecord, params: DecayParams) -> MemoryRecord:
     )
 
 
-def is_prunable(record: MemoryRecord, now: float) -> bool:
+class Expirable(Protocol):
+    """What the prune line reads of a record (a :class:`MemoryRecord` has it)."""
+
+    @property
+    def expires_turn(self) -> float: ...
+    @property
+    def is_valid(self) -> bool: ...
+
+
+def is_prunable(record: Expirable, now: float) -> bool:
     """True once the record's weight has decayed to ``w_prune`` (valid records only)."""
     return record.is_valid and record.expires_turn <= now

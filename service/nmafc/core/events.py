@@ -2,8 +2,11 @@
 
 Every change to a scope is one event. An event carries the full post-change snapshot of
 each record it touched (``upserts``); a snapshot that is no longer valid takes the record
-out of the working set. Replaying a log is therefore a left fold with no knowledge of *why*
-things changed — which is what lets rollback, crash recovery and a rebuilt Hot store agree.
+out of the working set. An event may instead name records it only closed (``closed``):
+they leave the working set too, and their last state is their version row in the Cold
+ROM — a prune of 10^5 records logs their ids, not 10^5 copies of what the table holds.
+Replaying a log is therefore a left fold with no knowledge of *why* things changed — which
+is what lets rollback, crash recovery and a rebuilt Hot store agree.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ class Event:
     turn: float
     upserts: tuple[MemoryRecord, ...] = ()
     record_id: str | None = None
+    closed: tuple[str, ...] = ()
+    """Ids of records the event took out of the working set without a snapshot."""
     detail: Mapping[str, Any] = field(default_factory=dict)
     seq: int = 0
     id: int = 0
@@ -57,10 +62,13 @@ class Event:
 
     def payload(self) -> dict[str, Any]:
         """The JSON stored in the log."""
-        return {
+        payload: dict[str, Any] = {
             "upserts": [r.to_payload() for r in self.upserts],
             "detail": dict(self.detail),
         }
+        if self.closed:
+            payload["closed"] = list(self.closed)
+        return payload
 
     @classmethod
     def from_row(
@@ -82,6 +90,7 @@ class Event:
             turn=turn,
             upserts=tuple(MemoryRecord.from_payload(p) for p in payload.get("upserts", ())),
             record_id=record_id,
+            closed=tuple(payload.get("closed", ())),
             detail=payload.get("detail", {}),
             seq=seq,
             id=id,
@@ -96,6 +105,8 @@ WorkingSet = dict[str, MemoryRecord]
 
 def apply(state: WorkingSet, event: Event) -> WorkingSet:
     """Apply one event to ``state`` in place: valid snapshots are kept, the rest leave."""
+    for record_id in event.closed:
+        state.pop(record_id, None)
     for record in event.upserts:
         if record.is_valid:
             state[record.id] = record
@@ -125,6 +136,9 @@ def net_changes(events: Iterable[Event]) -> Changes:
     upserts: dict[str, MemoryRecord] = {}
     removed: set[str] = set()
     for event in events:
+        for record_id in event.closed:
+            upserts.pop(record_id, None)
+            removed.add(record_id)
         for record in event.upserts:
             if record.is_valid:
                 upserts[record.id] = record

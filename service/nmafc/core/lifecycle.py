@@ -9,8 +9,9 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Protocol
 
-from nmafc.core.decay import DecayParams, is_prunable, with_expiry
+from nmafc.core.decay import DecayParams, Expirable, is_prunable, with_expiry
 from nmafc.core.records import MemoryRecord
 from nmafc.core.tiers import Tier
 
@@ -84,25 +85,55 @@ def as_seen_at(
     )
 
 
+class Expiring(Expirable, Protocol):
+    """What deciding a prune reads of a record (a :class:`MemoryRecord` has it all)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def entity(self) -> str: ...
+    @property
+    def tier(self) -> Tier: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Closing:
+    """One record version leaving the working set: which, when and why.
+
+    The rest of its state stays as its version row holds it, so a closing is written
+    set-based (one statement for thousands) and logged by id (an event's ``closed``).
+    """
+
+    id: str
+    version: int
+    entity: str
+    invalid_at: float
+    invalid_at_time: datetime
+    invalid_reason: str
+
+
 @dataclass(frozen=True, slots=True)
 class PrunePlan:
-    """Records leaving the working set, already invalidated with the right reason."""
+    """Records leaving the working set, with the right reason."""
 
-    expired: tuple[MemoryRecord, ...]
-    archived: tuple[MemoryRecord, ...]
+    expired: tuple[Closing, ...]
+    archived: tuple[Closing, ...]
 
 
-def plan_prune(candidates: Iterable[MemoryRecord], now: float, at_time: datetime) -> PrunePlan:
+def plan_prune(candidates: Iterable[Expiring], now: float, at_time: datetime) -> PrunePlan:
     """EphemeralState records that reached the prune line expire; ActiveContext ones archive."""
-    expired: list[MemoryRecord] = []
-    archived: list[MemoryRecord] = []
+    expired: list[Closing] = []
+    archived: list[Closing] = []
     for record in candidates:
         if not is_prunable(record, now):
             continue
         if record.tier is Tier.EPHEMERAL_STATE:
-            expired.append(invalidate(record, now, at_time, InvalidReason.EXPIRED))
+            reason, into = InvalidReason.EXPIRED, expired
         else:
-            archived.append(invalidate(record, now, at_time, InvalidReason.ARCHIVED))
+            reason, into = InvalidReason.ARCHIVED, archived
+        into.append(Closing(record.id, record.version, record.entity, now, at_time, reason.value))
     return PrunePlan(tuple(expired), tuple(archived))
 
 

@@ -58,12 +58,22 @@ class Archive:
         return archive
 
     def _apply(self, archive: WorkingSet, row: ScopeRow, events: Iterable[Event]) -> None:
-        latest: dict[str, MemoryRecord] = {}
+        latest: dict[str, MemoryRecord | None] = {}
         for event in events:
+            for record_id in event.closed:  # closed by id: its state is its Cold row
+                latest[record_id] = None
             for record in event.upserts:
                 latest[record.id] = record
-        entering = {rid: r for rid, r in latest.items() if is_decayed(r)}
-        leaving = [rid for rid, r in latest.items() if not is_decayed(r) and rid in archive.records]
+        unread = [rid for rid, r in latest.items() if r is None]
+        if unread:
+            with self.cold.read() as session:
+                latest.update(session.facts.current(row.scope, unread))
+        entering = {rid: r for rid, r in latest.items() if r is not None and is_decayed(r)}
+        leaving = [
+            rid
+            for rid, r in latest.items()
+            if (r is None or not is_decayed(r)) and rid in archive.records
+        ]
         needed = [(rid, r.version) for rid, r in entering.items() if archive.needs_vector(r)]
         with self.cold.read() as session:
             vectors = session.facts.vectors(row.scope, needed) if needed else {}

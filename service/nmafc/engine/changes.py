@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from nmafc.core.events import Event, EventKind
+from nmafc.core.lifecycle import Closing
 from nmafc.core.records import MemoryRecord
 from nmafc.storage.cold import ColdSession, ScopeRow
 
@@ -23,10 +24,7 @@ class ChangeSet:
     events: list[Event] = field(default_factory=list)
     inserted: list[MemoryRecord] = field(default_factory=list)
     updated: list[MemoryRecord] = field(default_factory=list)
-    # Versions given to :meth:`update` and to :meth:`close`: a version only ever closed
-    # is written set-based; one also updated gets its whole state written.
-    _full: set[tuple[str, int]] = field(default_factory=set, init=False, repr=False)
-    _closed: set[tuple[str, int]] = field(default_factory=set, init=False, repr=False)
+    closings: list[Closing] = field(default_factory=list)
     vectors: dict[tuple[str, int], Vector] = field(default_factory=dict)
     turn: float | None = None
 
@@ -37,12 +35,20 @@ class ChangeSet:
         *records: MemoryRecord,
         record_id: str | None = None,
         detail: Mapping[str, Any] | None = None,
+        closed: tuple[str, ...] = (),
     ) -> None:
-        """Record an event whose upserts are ``records``."""
-        if record_id is None and len(records) == 1:
+        """Record an event whose upserts are ``records`` (and that closes ``closed``)."""
+        if record_id is None and len(records) == 1 and not closed:
             record_id = records[0].id
         self.events.append(
-            Event(kind=kind, turn=turn, upserts=records, record_id=record_id, detail=detail or {})
+            Event(
+                kind=kind,
+                turn=turn,
+                upserts=records,
+                record_id=record_id,
+                closed=closed,
+                detail=detail or {},
+            )
         )
 
     def add_version(self, record: MemoryRecord, vector: Vector) -> None:
@@ -53,13 +59,11 @@ class ChangeSet:
     def update(self, *records: MemoryRecord) -> None:
         """In-place state of existing version rows (strength, tier, links, validity)."""
         self.updated.extend(records)
-        self._full.update((r.id, r.version) for r in records)
 
-    def close(self, *records: MemoryRecord) -> None:
-        """As :meth:`update`, for versions read in this transaction and then only closed
-        (``invalidate``): written set-based, one statement for many records."""
-        self.updated.extend(records)
-        self._closed.update((r.id, r.version) for r in records)
+    def close_all(self, closings: Iterable[Closing]) -> None:
+        """Close valid versions read in this transaction and changed in nothing else:
+        written set-based, and logged by id (:meth:`log`'s ``closed``), not copied."""
+        self.closings.extend(closings)
 
     def __bool__(self) -> bool:
         return bool(self.events)
@@ -69,14 +73,8 @@ class ChangeSet:
         session.facts.insert_versions(
             row, self.inserted, {r.id: self.vectors[(r.id, r.version)] for r in self.inserted}
         )
-        latest = _last_per_version(self.updated)
-        closed_only = self._closed - self._full
-        session.facts.update_state(
-            row.scope, [r for r in latest if (r.id, r.version) not in closed_only]
-        )
-        session.facts.close_versions(
-            row.scope, [r for r in latest if (r.id, r.version) in closed_only]
-        )
+        session.facts.update_state(row.scope, _last_per_version(self.updated))
+        session.facts.close_versions(row.scope, self.closings)
         stored, seq = session.events.append(row, self.events)
         turn = row.turn if self.turn is None else max(row.turn, self.turn)
         if seq != row.seq or turn != row.turn:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from nmafc.core.events import Event, EventKind, diff, fold
-from nmafc.core.lifecycle import InvalidReason, invalidate
+from nmafc.core.lifecycle import InvalidReason, invalidate, is_decayed
 from nmafc.core.records import MemoryRecord, utcnow
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.engine.changes import ChangeSet
@@ -123,6 +123,13 @@ class History:
             if not versions:
                 raise MemoryNotFound(f"No memory {record_id!r} in {scope}.")
             events = session.events.for_record(scope, record_id)
+            # A prune names the records it closes in its payload (one event for many).
+            pruned = [v for v in versions if is_decayed(v) and v.invalid_at_time is not None]
+            logged = sum(1 for e in events if e.kind is EventKind.PRUNE)
+            if len(pruned) > logged:
+                since = min(v.invalid_at_time for v in pruned if v.invalid_at_time is not None)
+                events += session.events.closing(scope, record_id, since, len(pruned) - logged)
+        events.sort(key=lambda e: e.id)
         return RecordHistory(record_id, versions, events)
 
     def purge(self, scope: AnyScope) -> PurgeReceipt:

@@ -19,6 +19,10 @@ from nmafc.engine.changes import ChangeSet
 from nmafc.engine.context import EngineContext
 from nmafc.storage.cold import ColdSession, ScopeRow
 
+# Record ids per prune event: a pass that expires 10^5 records logs 100 events naming
+# them, each small enough for a live stream or a history page to carry.
+CLOSED_PER_EVENT = 1000
+
 
 @dataclass(frozen=True, slots=True)
 class MaintenanceReport:
@@ -61,15 +65,22 @@ class Maintenance:
             at = utcnow()
             working = self.ctx.hot.working_set(row, keep=False)
             since = session.events.since(row.scope, row.maintained_seq)
-            gone: dict[str, MemoryRecord] = {}
+            gone: dict[str, str] = {}  # record id: entity, of records this pass closes
 
+            # Set-based: a prune may close 10^5 records. Their rows are closed in place and
+            # the log names them by id (their last state is their closed version row).
             prune = plan_prune(session.facts.expiring(row.scope, now), now, at)
-            for record in (*prune.expired, *prune.archived):
-                changes.close(record)  # set-based: a prune may close 10^5 records
-                changes.log(
-                    EventKind.PRUNE, row.turn, record, detail={"reason": record.invalid_reason}
-                )
-                gone[record.id] = record
+            for closings in (prune.expired, prune.archived):
+                changes.close_all(closings)
+                for start in range(0, len(closings), CLOSED_PER_EVENT):
+                    chunk = closings[start : start + CLOSED_PER_EVENT]
+                    changes.log(
+                        EventKind.PRUNE,
+                        row.turn,
+                        closed=tuple(c.id for c in chunk),
+                        detail={"reason": chunk[0].invalid_reason},
+                    )
+                gone.update((c.id, c.entity) for c in closings)
 
             promoted = [
                 r
@@ -117,10 +128,11 @@ class Maintenance:
                     detail={"absorbed": merge.absorbed.id},
                 )
                 changed[merge.survivor.id] = merge.survivor
-                gone[merge.absorbed.id] = merge.absorbed
+                gone[merge.absorbed.id] = merge.absorbed.entity
 
+            # (Events closing by id are this pass's prunes only, whose entities are in gone.)
             left = {r.entity for e in since for r in e.upserts if not r.is_valid}
-            left |= {r.entity for r in gone.values()}
+            left |= set(gone.values())
             dead = {
                 entity
                 for entity in left

@@ -165,6 +165,12 @@ class EventOut(Model):
     record_id: str | None
     created_at: datetime
     records: list[Memory] = Field(description="Each record's state after the event.")
+    closed: list[str] = Field(
+        default_factory=list,
+        description="Ids of records the event closed without a copy of their state: a "
+        "prune names many per event (`detail.reason` says why). Each one's last state is "
+        "its latest version in `GET /v1/memories/{memory_id}/history`.",
+    )
     detail: dict[str, Any]
 
     @classmethod
@@ -179,6 +185,7 @@ class EventOut(Model):
             record_id=e.record_id,
             created_at=e.created_at,
             records=[Memory.of(r) for r in e.upserts],
+            closed=list(e.closed),
             detail=dict(e.detail),
         )
 

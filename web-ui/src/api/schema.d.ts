@@ -460,6 +460,11 @@ export interface components {
             /** Agent Id */
             agent_id: string | null;
             /**
+             * Closed
+             * @description Ids of records the event closed without a copy of their state: a prune names many per event (`detail.reason` says why). Each one's last state is its latest version in `GET /v1/memories/{memory_id}/history`.
+             */
+            closed?: string[];
+            /**
              * Conversation Id
              * @description `*` for an agent-wide purge.
              */

@@ -10,6 +10,8 @@ export function eventSummary(event: EventOut): string {
     return `${contents[0]}${more}`;
   }
   const detail = event.detail as Record<string, unknown>;
+  const closed = event.closed ?? [];
+  if (closed.length > 0) return `${closed.length} closed (${String(detail.reason ?? event.kind)})`;
   if (event.kind === "turn") return `${String(detail.facts ?? 0)} facts from the new turns`;
   return Object.entries(detail)
     .map(([key, value]) => `${key}: ${JSON.stringify(value)}`)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -182,6 +183,36 @@ class EventsRepo:
             .order_by(events.c.id)
         )
         return [event_from_row(r) for r in rows]
+
+    def closing(self, scope: AnyScope, record_id: str, since: datetime, wanted: int) -> list[Event]:
+        """The first ``wanted`` prune events stamped at or after ``since`` that closed
+        ``record_id`` by id (their ``closed``), in log order.
+
+        A prune names the records it closes in its payload, not in ``record_id``; the
+        version row's ``invalid_at_time`` (taken just before those events were logged, in
+        the same transaction) says where to start looking.
+        """
+        if wanted <= 0:
+            return []
+        rows = self._conn.execute(
+            select(events)
+            .where(
+                where_scope(events, scope),
+                events.c.record_id.is_(None),
+                events.c.kind == EventKind.PRUNE.value,
+                events.c.created_at >= since,
+                events.c.seq > 0,
+            )
+            .order_by(events.c.id)
+        )
+        found: list[Event] = []
+        for r in rows:
+            if record_id in r.payload.get("closed", ()):
+                found.append(event_from_row(r))
+                if len(found) == wanted:
+                    break
+        rows.close()
+        return found
 
     def recent(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -9,19 +10,21 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 from sqlalchemy import (
+    ARRAY,
     ColumnElement,
+    Text,
     and_,
+    any_,
     bindparam,
     delete,
     func,
     select,
     true,
-    tuple_,
     update,
 )
 from sqlalchemy.engine import Connection
 
-from nmafc.core.lifecycle import DECAYED
+from nmafc.core.lifecycle import DECAYED, Closing
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.tiers import Tier, parse_tier
@@ -102,6 +105,20 @@ class DecayTerms(NamedTuple):
     anchor_turn: float
 
 
+class ExpiringRow(NamedTuple):
+    """What a prune reads of a valid record at the prune line (no content, no vector)."""
+
+    id: str
+    version: int
+    entity: str
+    tier: Tier
+    expires_turn: float
+
+    @property
+    def is_valid(self) -> bool:
+        return True  # :meth:`FactsRepo.expiring` reads valid versions only
+
+
 class FactsRepo:
     def __init__(self, conn: Connection, vectors: FactVectors | None = None) -> None:
         self._conn = conn
@@ -176,37 +193,46 @@ class FactsRepo:
         ]
         self._conn.execute(statement, params)
 
-    def close_versions(self, scope: Scope, records: Sequence[MemoryRecord]) -> int:
-        """Write the closing of record versions that changed in nothing else, set-based.
+    def close_versions(self, scope: Scope, closings: Sequence[Closing]) -> int:
+        """Write closings of valid record versions read in this transaction, set-based.
 
-        Each record's ``invalid_at``, ``invalid_at_time`` and ``invalid_reason`` are set on
-        its version row; the other columns are left as stored, so only records read in
-        this transaction and then closed (:func:`~nmafc.core.lifecycle.invalidate`) may
-        come here. Records closed alike (a prune closes thousands at one turn and instant,
-        for two reasons) share one ``UPDATE … WHERE (record_id, version) IN (…)`` per
-        chunk of ids, instead of one UPDATE per record. Returns the rows updated.
+        Each version's ``invalid_at``, ``invalid_at_time`` and ``invalid_reason`` are set;
+        its other columns stay as stored. Closings alike (a prune closes 10^5 records at
+        one turn and instant, for two reasons) share one ``UPDATE`` whose record ids are
+        bound as one parameter (a JSON array on SQLite, a text array on PostgreSQL), not
+        one statement per record nor one parameter per id. A record has one valid
+        version, so its id names the version; every closing must find its row open, or
+        the write raises and the transaction rolls back. Returns the rows updated.
         """
-        alike: dict[tuple[Any, ...], list[tuple[str, int]]] = {}
-        for r in records:
-            key = (r.invalid_at, r.invalid_at_time, r.invalid_reason)
-            alike.setdefault(key, []).append((r.id, r.version))
+        alike: dict[tuple[Any, ...], list[str]] = {}
+        for c in closings:
+            alike.setdefault((c.invalid_at, c.invalid_at_time, c.invalid_reason), []).append(c.id)
         updated = 0
-        for (at, at_time, reason), pairs in alike.items():
-            for start in range(0, len(pairs), _IDS_PER_STATEMENT):
-                chunk = pairs[start : start + _IDS_PER_STATEMENT]
-                statement = (
-                    update(facts)
-                    .where(
-                        where_scope(facts, scope),
-                        # The ids alone too: with them SQLite's planner takes the record
-                        # index, not the scope's (a scan of the scope per chunk).
-                        facts.c.record_id.in_([rid for rid, _ in chunk]),
-                        tuple_(facts.c.record_id, facts.c.version).in_(chunk),
-                    )
-                    .values(invalid_at=at, invalid_at_time=at_time, invalid_reason=reason)
+        for (at, at_time, reason), ids in alike.items():
+            statement = (
+                update(facts)
+                .where(
+                    where_scope(facts, scope),
+                    self._one_of(facts.c.record_id, ids),
+                    facts.c.invalid_at.is_(None),
                 )
-                updated += int(self._conn.execute(statement).rowcount)
+                .values(invalid_at=at, invalid_at_time=at_time, invalid_reason=reason)
+            )
+            rows = int(self._conn.execute(statement).rowcount)
+            if rows != len(set(ids)):
+                raise RuntimeError(
+                    f"closing {len(set(ids))} records of {scope} found {rows} open; "
+                    "nothing was written"
+                )
+            updated += rows
         return updated
+
+    def _one_of(self, column: ColumnElement[str], values: Sequence[str]) -> ColumnElement[bool]:
+        """``column IN values``, the values bound as one parameter however many."""
+        if self._conn.dialect.name == "postgresql":
+            return column == any_(bindparam("values", list(values), ARRAY(Text), unique=True))
+        each = func.json_each(bindparam("values", json.dumps(list(values)), unique=True))
+        return column.in_(select(each.table_valued("value").c.value))
 
     def current(self, scope: AnyScope, record_ids: Iterable[str]) -> dict[str, MemoryRecord]:
         """The latest version of each record (valid or not)."""
@@ -258,10 +284,20 @@ class FactsRepo:
         )
         return [record_from_row(r) for r in rows]
 
-    def expiring(self, scope: Scope, now: float, limit: int = 100_000) -> list[MemoryRecord]:
-        """Valid records whose weight has reached the prune line (an indexed range query)."""
+    def expiring(self, scope: Scope, now: float, limit: int = 100_000) -> list[ExpiringRow]:
+        """Valid records whose weight has reached the prune line (an indexed range query).
+
+        Only the columns a prune decides on: it closes the rows in place, and reading
+        10^5 whole records to do so was most of a big pass.
+        """
         rows = self._conn.execute(
-            select(*RECORD_COLUMNS)
+            select(
+                facts.c.record_id,
+                facts.c.version,
+                facts.c.entity,
+                facts.c.tier,
+                facts.c.expires_turn,
+            )
             .where(
                 where_scope(facts, scope),
                 facts.c.expires_turn.is_not(None),
@@ -270,7 +306,11 @@ class FactsRepo:
             )
             .limit(limit)
         )
-        return [record_from_row(r) for r in rows]
+        return [
+            ExpiringRow(r.record_id, int(r.version), r.entity, parse_tier(r.tier),
+                        float(r.expires_turn))
+            for r in rows
+        ]  # fmt: skip
 
     def promotable(self, scope: Scope, min_k: int) -> list[MemoryRecord]:
         rows = self._conn.execute(

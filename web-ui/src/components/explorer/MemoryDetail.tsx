@@ -111,7 +111,7 @@ function Actions({ memory, onDone }: { memory: Memory; onDone: () => void }) {
 
 export function MemoryDetail({ id }: { id: string }) {
   const detail = useApiData((api) => loadDetail(api, id), [id], (event) =>
-    event.records.some((r) => r.id === id),
+    event.records.some((r) => r.id === id) || (event.closed ?? []).includes(id),
   );
   if (detail.error) return <ErrorNotice error={detail.error} />;
   if (!detail.data) return <p className="muted">Loading…</p>;
