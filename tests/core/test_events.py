@@ -55,3 +55,25 @@ def test_event_payload_round_trips() -> None:
     assert back.upserts == (r,)
     assert back.detail == {"why": "test"}
     assert back.seq == 1
+
+
+def test_an_event_closing_records_by_id_takes_them_out_like_a_closed_snapshot() -> None:
+    a, b, c = record(), record(), record()
+    log = [
+        Event(EventKind.ADD, 1, (a, b, c)),
+        Event(EventKind.PRUNE, 5, closed=(a.id, b.id), detail={"reason": "expired"}),
+    ]
+    assert fold(log) == {c.id: c}
+    changes = net_changes(log)
+    assert changes.upserts == {c.id: c}
+    assert changes.removed == {a.id, b.id}
+
+
+def test_closed_ids_round_trip_through_the_payload_and_old_payloads_have_none() -> None:
+    event = Event(EventKind.PRUNE, 5, closed=("x", "y"), detail={"reason": "archived"})
+    back = Event.from_row(
+        kind="prune", turn=5, payload=event.payload(), record_id=None, seq=1, id=2,
+        created_at=event.created_at,
+    )  # fmt: skip
+    assert back.closed == ("x", "y")
+    assert "closed" not in Event(EventKind.ADD, 1, (record(),)).payload()

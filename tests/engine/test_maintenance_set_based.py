@@ -16,6 +16,7 @@ from sqlalchemy import event
 from sqlalchemy.engine.default import DefaultExecutionContext
 from sqlalchemy.engine.interfaces import ExecuteStyle
 
+from nmafc.core.events import EventKind
 from nmafc.core.facts import FactDraft
 from nmafc.core.lifecycle import InvalidReason, invalidate, plan_prune
 from nmafc.core.records import utcnow
@@ -120,3 +121,38 @@ def _rows(engine: MemoryEngine, scope: Scope) -> list[tuple[Any, ...]]:
          r.weight0, r.anchor_turn, r.k, r.importance, r.expires_turn, r.related_entities)
         for _, r in page
     )  # fmt: skip
+
+
+def test_a_big_prune_logs_one_event_per_thousand_records_and_history_still_shows_it(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    engine.ingest(scope, _drafts(10, Tier.CORE_ANCHOR) + _drafts(N))
+    let_turns_pass(engine, scope, 5)
+    with engine.ctx.cold.read() as session:
+        before = session.scopes.get(scope).seq  # type: ignore[union-attr]
+    report = engine.maintain(scope)
+    assert report.expired == N
+    with engine.ctx.cold.read() as session:
+        logged = session.events.since(scope, before)
+        pruned = session.facts.page(scope, limit=N + 10, include_invalidated=True)
+    prunes = [e for e in logged if e.kind is EventKind.PRUNE]
+    # N records in ceil(N / 1,000) events naming them by id, no copies of their state.
+    assert len(prunes) == -(-N // 1000)
+    assert sum(len(e.closed) for e in prunes) == N
+    assert all(e.upserts == () and e.detail == {"reason": "expired"} for e in prunes)
+    # A pruned record's history: the prune with its reason, and its last state.
+    gone = next(r for _, r in pruned if r.invalid_reason == "expired")
+    history = engine.history(scope, gone.id)
+    assert [e.kind for e in history.events] == [EventKind.ADD, EventKind.PRUNE]
+    assert history.events[-1].detail == {"reason": "expired"}
+    assert gone.id in history.events[-1].closed
+    last = history.versions[-1]
+    assert (last.invalid_reason, last.content, last.weight0) == ("expired", gone.content, 1.0)
+    # The log still folds to what the stores hold, and a rollback to after the prune
+    # keeps the pruned records out.
+    assert_consistent(engine, scope)
+    let_turns_pass(engine, scope, 1)
+    engine.ingest(scope, _drafts(1, Tier.CORE_ANCHOR))
+    engine.rollback(scope, report.turn)
+    assert len(engine.working_set(scope)) == 10
+    assert_consistent(engine, scope)
