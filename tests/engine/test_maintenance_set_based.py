@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import pytest
 from sqlalchemy import event
 from sqlalchemy.engine.default import DefaultExecutionContext
 from sqlalchemy.engine.interfaces import ExecuteStyle
@@ -156,3 +157,21 @@ def test_a_big_prune_logs_one_event_per_thousand_records_and_history_still_shows
     engine.rollback(scope, report.turn)
     assert len(engine.working_set(scope)) == 10
     assert_consistent(engine, scope)
+
+
+def test_a_closing_that_finds_its_record_already_closed_writes_nothing(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    engine.ingest(scope, _drafts(3))
+    let_turns_pass(engine, scope, 5)
+    with engine.ctx.cold.read() as session:
+        row = session.scopes.get(scope)
+        assert row is not None
+        plan = plan_prune(session.facts.expiring(scope, row.turn), row.turn, utcnow())
+    stale = plan.expired[0]
+    engine.forget(scope, stale.id)  # closed by someone else since the plan was read
+    before = _rows(engine, scope)
+    with pytest.raises(RuntimeError, match="found 2 open"):
+        with engine.ctx.cold.write() as session:
+            session.facts.close_versions(scope, plan.expired)
+    assert _rows(engine, scope) == before  # the transaction rolled back whole
