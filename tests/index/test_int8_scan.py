@@ -1,4 +1,8 @@
-"""The int8 scan: a coarse pass over a quarter of the bytes that returns the exact top-k."""
+"""The int8 scan: a coarse pass over a quarter of the bytes that returns the exact top-k.
+
+Matrices are half precision, as a working set holds them; the reference is the float32
+product over those same stored vectors.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from nmafc.index.top_k import best_rows
 
 DIM = 384
 Matrix = npt.NDArray[np.float32]
+Half = npt.NDArray[np.float16]
 
 
 def _unit(rng: np.random.Generator, n: int, dim: int = DIM) -> Matrix:
@@ -21,14 +26,18 @@ def _unit(rng: np.random.Generator, n: int, dim: int = DIM) -> Matrix:
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def _float32_top(matrix: Matrix, alive: npt.NDArray[np.bool_], query: Matrix, k: int) -> list[int]:
-    scores = matrix @ query
+def _stored(rng: np.random.Generator, n: int) -> Half:
+    return _unit(rng, n).astype(np.float16)
+
+
+def _float32_top(matrix: Half, alive: npt.NDArray[np.bool_], query: Matrix, k: int) -> list[int]:
+    scores = matrix.astype(np.float32) @ query
     scores[~alive] = -np.inf
     top = best_rows(scores, k)
     return [int(row) for row in top if alive[row]]
 
 
-def _scan(matrix: Matrix) -> Int8Scan:
+def _scan(matrix: Half) -> Int8Scan:
     scan = Int8Scan(matrix.shape[1])
     scan.sync(matrix, len(matrix))
     return scan
@@ -63,12 +72,12 @@ def test_a_zero_vector_quantises_to_zero_without_dividing_by_zero() -> None:
 def test_results_equal_the_float32_scan_with_dead_and_rewritten_rows(queries: int) -> None:
     rng = np.random.default_rng(queries)
     n = BLOCK_ROWS + 3_000  # two packed blocks, the second partly filled
-    matrix = _unit(rng, n)
+    matrix = _stored(rng, n)
     alive = np.ones(n, dtype=bool)
     scan = _scan(matrix)
     alive[rng.choice(n, 2_000, replace=False)] = False
     for row in rng.choice(n, 300, replace=False):
-        matrix[row] = _unit(rng, 1)[0]
+        matrix[row] = _unit(rng, 1)[0]  # rows of the full block too: it is rebuilt
         scan.mark(int(row))
     scan.sync(matrix, n)
     probes = _unit(rng, queries)
@@ -77,13 +86,14 @@ def test_results_equal_the_float32_scan_with_dead_and_rewritten_rows(queries: in
 
     for (rows, scores), query in zip(found, probes, strict=True):
         assert rows.tolist() == _float32_top(matrix, alive, query, 30)
-        assert scores.tolist() == pytest.approx((matrix[rows] @ query).tolist(), abs=1e-6)
+        exact = matrix[rows].astype(np.float32) @ query
+        assert scores.tolist() == pytest.approx(exact.tolist(), abs=1e-6)
 
 
 def test_random_vectors_are_exact_over_full_and_filling_blocks() -> None:
     # Random vectors barely cluster, the hardest case for the certificate.
     rng = np.random.default_rng(21)
-    matrix = _unit(rng, 3 * BLOCK_ROWS + 500)
+    matrix = _stored(rng, 3 * BLOCK_ROWS + 500)
     alive = np.ones(len(matrix), dtype=bool)
     scan = _scan(matrix)
     probes = _unit(rng, 16)
@@ -96,10 +106,10 @@ def test_random_vectors_are_exact_over_full_and_filling_blocks() -> None:
 
 def test_rows_appended_after_a_sync_are_scanned_once_synced_again() -> None:
     rng = np.random.default_rng(5)
-    matrix = _unit(rng, 12_000)
+    matrix = _stored(rng, 12_000)
     scan = Int8Scan(DIM)
     scan.sync(matrix, 10_000)
-    query = matrix[11_500] + 0.01 * _unit(rng, 1)[0]
+    query = matrix[11_500].astype(np.float32) + 0.01 * _unit(rng, 1)[0]
     scan.sync(matrix, 12_000)
 
     ((rows, _),) = scan.search(matrix, np.ones(12_000, dtype=bool), query[None, :], 5)
@@ -110,12 +120,13 @@ def test_rows_appended_after_a_sync_are_scanned_once_synced_again() -> None:
 
 def test_ties_at_the_cut_widen_the_rescoring_and_stay_exact() -> None:
     rng = np.random.default_rng(9)
-    matrix = _unit(rng, 20_000)
+    matrix = _stored(rng, 20_000)
     matrix[1_000:1_600] = matrix[1_000]  # 600 identical rows tie far beyond the 4k candidates
     alive = np.ones(len(matrix), dtype=bool)
     scan = _scan(matrix)
 
-    ((rows, _),) = scan.search(matrix, alive, matrix[1_000][None, :], 10)
+    query = matrix[1_000].astype(np.float32)
+    ((rows, _),) = scan.search(matrix, alive, query[None, :], 10)
 
     assert scan.widened == 1
     assert rows.tolist() == list(range(1_000, 1_010))  # equal scores go by row
@@ -125,7 +136,7 @@ def test_clustered_vectors_are_certified_without_widening() -> None:
     rng = np.random.default_rng(11)
     centres = _unit(rng, 50)
     noisy = centres[rng.integers(0, 50, 30_000)] + 0.08 * rng.standard_normal((30_000, DIM))
-    matrix = (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+    matrix = (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float16)
     alive = np.ones(len(matrix), dtype=bool)
     scan = _scan(matrix)
     probes = _unit(rng, 16) * 0.3 + centres[:16]
@@ -140,12 +151,12 @@ def test_clustered_vectors_are_certified_without_widening() -> None:
 
 def test_fewer_live_rows_than_asked_returns_them_all() -> None:
     rng = np.random.default_rng(2)
-    matrix = _unit(rng, 9_000)
+    matrix = _stored(rng, 9_000)
     alive = np.zeros(len(matrix), dtype=bool)
     alive[[5, 7, 4_000]] = True
     scan = _scan(matrix)
 
-    ((rows, _),) = scan.search(matrix, alive, matrix[7][None, :], 10)
+    ((rows, _),) = scan.search(matrix, alive, matrix[7][None, :].astype(np.float32), 10)
 
     assert sorted(rows.tolist()) == [5, 7, 4_000]
     assert int(rows[0]) == 7
@@ -153,9 +164,27 @@ def test_fewer_live_rows_than_asked_returns_them_all() -> None:
 
 def test_asking_for_no_rows_returns_empty_lists() -> None:
     rng = np.random.default_rng(4)
-    matrix = _unit(rng, 9_000)
+    matrix = _stored(rng, 9_000)
     scan = _scan(matrix)
 
-    found = scan.search(matrix, np.ones(len(matrix), dtype=bool), matrix[:2], 0)
+    found = scan.search(matrix, np.ones(len(matrix), dtype=bool), _unit(rng, 2), 0)
 
     assert [rows.tolist() for rows, _ in found] == [[], []]
+
+
+def test_a_full_block_keeps_no_codes_and_a_rewritten_row_rebuilds_it_from_the_vectors() -> None:
+    rng = np.random.default_rng(17)
+    matrix = _stored(rng, BLOCK_ROWS + 100)
+    scan = _scan(matrix)
+    target = _unit(rng, 1)[0]
+    matrix[123] = target  # in the full block, which holds only its kernel's packed copy
+    scan.mark(123)
+    scan.sync(matrix, len(matrix))
+    alive = np.ones(len(matrix), dtype=bool)
+
+    ((rows, _),) = scan.search(matrix, alive, target[None, :], 5)
+
+    assert int(rows[0]) == 123
+    assert rows.tolist() == _float32_top(matrix, alive, target, 5)
+    assert not hasattr(scan._blocks[0], "codes")  # noqa: SLF001 - what the block keeps
+    assert scan._blocks[1].codes.shape == (100, DIM)  # noqa: SLF001

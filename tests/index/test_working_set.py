@@ -104,6 +104,29 @@ def test_best_rows_survive_a_sample_that_misleads() -> None:
         assert best_rows(scores, k).tolist() == np.argsort(-scores, kind="stable")[:k].tolist()
 
 
+def test_vectors_are_held_in_half_precision_with_cosines_within_1e_4_of_float32() -> None:
+    rng = np.random.default_rng(13)
+    dim, n = 384, 2_000
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    working = WorkingSet(Scope("a", "c"), scope_pk=1, dim=dim)
+    records = [record(id=f"r{i}") for i in range(n)]
+    working.apply([Update(r, v) for r, v in zip(records, vectors, strict=True)], [], 1)
+    queries = vectors[:4] + 0.5 * rng.standard_normal((4, dim)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+
+    held = working.vector("r7")
+    assert held is not None
+    assert held.dtype == np.float32
+    assert held.tolist() == vectors[7].astype(np.float16).astype(np.float32).tolist()
+    narrow = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM)
+    narrow.apply([Update(r, v) for r, v in zip(records, _unit(rng, n), strict=True)], [], 1)
+    assert working.nbytes - narrow.nbytes == 2 * (dim - DIM) * n  # two bytes a dimension
+    for query, hits in zip(queries, working.search_many(queries, 50), strict=True):
+        exact = vectors @ query
+        assert max(abs(score - float(exact[int(rid[1:])])) for rid, score in hits) < 1e-4
+
+
 def test_a_set_past_the_int8_threshold_searches_as_the_float32_set_does() -> None:
     rng = np.random.default_rng(21)
     n = 3_000

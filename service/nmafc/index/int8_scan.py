@@ -2,12 +2,16 @@
 
 A float32 scan of a large working set is bound by memory bandwidth (≈ 13 ms for one query
 at 100,000 × 384 here). Each row kept as int8 with its own scale is a quarter of the bytes,
-multiplied by the queries in blocks of integer kernels (see :mod:`int8_blocks`).
+multiplied by the queries in blocks of integer kernels (see :mod:`int8_blocks`). The codes
+are derived from the working set's half-precision vectors, and only the block still
+filling keeps them: a full block's kernel holds its own packed copy, and a changed row
+rebuilds its block from the vectors.
 
-The result stays exact. The coarse scores pick ``8k`` candidates, which are re-scored in
-float32. Rounding moves a score by at most a bound computed from each row's and the
-query's stored rounding error, so no row outside the candidates can beat the k-th exact
-score when that score exceeds the lowest candidate's coarse score by more than the bound.
+The result stays exact with respect to those vectors. The coarse scores pick ``8k``
+candidates, which are re-scored in float32 from the stored vectors. Rounding moves a score
+by at most a bound computed from each row's and the query's stored rounding error, so no
+row outside the candidates can beat the k-th exact score when that score exceeds the
+lowest candidate's coarse score by more than the bound.
 When it does not (vectors that barely cluster, or a near-tie at the cut), every row whose
 coarse score comes within the bound of the k-th exact score is re-scored too: rows below
 that cannot reach the top k, so the result is exact whatever the data.
@@ -18,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from nmafc.index.half import Half, widened
 from nmafc.index.int8_blocks import QUERY_LEVELS, FillingBlock, GemmBlock
 from nmafc.index.top_k import best_rows
 
@@ -46,7 +51,7 @@ def quantise(
 
 
 class Int8Scan:
-    """The int8 shadow of a working set's float32 matrix, kept in step row by row.
+    """The int8 shadow of a working set's half-precision matrix, kept in step row by row.
 
     Not thread-safe on its own: the working set calls :meth:`mark` and :meth:`sync` under
     its exclusive lock and :meth:`search` under its shared one.
@@ -54,7 +59,6 @@ class Int8Scan:
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
-        self._codes = np.zeros((0, dim), dtype=np.int8)
         self._scale = np.zeros(0, dtype=np.float32)
         self._error = np.zeros(0, dtype=np.float32)
         self._norm = np.zeros(0, dtype=np.float32)
@@ -68,43 +72,62 @@ class Int8Scan:
     @property
     def nbytes(self) -> int:
         packed = sum(block.nbytes for block in self._blocks)
-        return int(self._codes.nbytes + 3 * self._scale.nbytes + packed)
+        return int(3 * self._scale.nbytes + packed)
 
     def mark(self, row: int) -> None:
         """Row ``row`` of the matrix holds a new vector."""
         if row < self._rows:
             self._changed.add(row)
 
-    def sync(self, matrix: Vector, n: int) -> None:
-        """Quantise changed rows and rows ``[quantised, n)``, then repack touched blocks."""
-        if n > len(self._codes):
+    def sync(self, matrix: Half, n: int) -> None:
+        """Quantise changed rows and rows ``[quantised, n)``, then rebuild touched blocks."""
+        if n > len(self._scale):
             self._grow(max(n, len(matrix)))
-        rows = np.array(sorted(self._changed | set(range(self._rows, n))), dtype=np.intp)
+        fresh = self._changed | set(range(self._rows, n))
         self._changed.clear()
         self._rows = max(self._rows, n)
-        # A block at a time: quantising 10^5 rows at once held ~0.4 GB of temporaries.
-        for start in range(0, len(rows), BLOCK_ROWS):
-            part = rows[start : start + BLOCK_ROWS]
-            codes, scale, error, norm = quantise(matrix[part])
-            self._codes[part], self._scale[part] = codes, scale
-            self._error[part], self._norm[part] = error, norm
-        self._max_error = float(self._error[:n].max(initial=0.0))
-        self._max_norm = float(self._norm[:n].max(initial=0.0))
-        touched = set((rows // BLOCK_ROWS).tolist())
+        touched = {row // BLOCK_ROWS for row in fresh}
         for index in range(-(-n // BLOCK_ROWS)):
             start, stop = index * BLOCK_ROWS, min((index + 1) * BLOCK_ROWS, n)
             built = self._blocks[index : index + 1]
             if built and index not in touched and built[0].rows == stop - start:
                 continue
+            codes = self._codes(matrix, start, stop, fresh, built[0] if built else None)
             kind = GemmBlock if stop - start == BLOCK_ROWS else FillingBlock
             # Blocks fill in order, so this replaces block ``index`` or appends the next one.
-            self._blocks[index : index + 1] = [
-                kind(self._codes[start:stop], self._scale[start:stop])
-            ]
+            self._blocks[index : index + 1] = [kind(codes, self._scale[start:stop])]
+        self._max_error = float(self._error[:n].max(initial=0.0))
+        self._max_norm = float(self._norm[:n].max(initial=0.0))
+
+    def _codes(
+        self,
+        matrix: Half,
+        start: int,
+        stop: int,
+        fresh: set[int],
+        built: FillingBlock | GemmBlock | None,
+    ) -> npt.NDArray[np.int8]:
+        """Codes of rows ``[start, stop)``: a filling block's own for its unchanged rows,
+        the others (every row of a full block, which keeps none) quantised afresh."""
+        codes = np.zeros((stop - start, self.dim), dtype=np.int8)
+        if isinstance(built, FillingBlock):
+            kept = built.codes[: stop - start]
+            codes[: len(kept)] = kept
+            appended = set(range(start + len(kept), stop))
+            redo = np.array(
+                sorted({r for r in fresh if start <= r < stop} | appended), dtype=np.intp
+            )
+        else:
+            redo = np.arange(start, stop, dtype=np.intp)
+        if len(redo):
+            found, scale, error, norm = quantise(widened(matrix[redo]))
+            codes[redo - start] = found
+            self._scale[redo], self._error[redo], self._norm[redo] = scale, error, norm
+        return codes
 
     def search(
         self,
-        matrix: Vector,
+        matrix: Half,
         alive: npt.NDArray[np.bool_],
         queries: Vector,
         k: int,
@@ -130,10 +153,10 @@ class Int8Scan:
         bounds = q_norm * max_error + q_error * max_norm + _SLACK * max(1.0, max_norm)
         found: list[tuple[Rows, Vector]] = []
         for i, query in enumerate(queries):
-            rows, scores, widened = _exact_top(
+            rows, scores, widened_ = _exact_top(
                 matrix, alive, coarse[i], query, k, float(q_scale[i]), float(bounds[i])
             )
-            self.widened += widened
+            self.widened += widened_
             found.append((rows, scores))
         return found
 
@@ -149,9 +172,6 @@ class Int8Scan:
         return coarse
 
     def _grow(self, capacity: int) -> None:
-        codes = np.zeros((capacity, self.dim), dtype=np.int8)
-        codes[: len(self._codes)] = self._codes
-        self._codes = codes
         self._scale, self._error, self._norm = (
             np.concatenate([a, np.zeros(capacity - len(a), dtype=np.float32)])
             for a in (self._scale, self._error, self._norm)
@@ -159,7 +179,7 @@ class Int8Scan:
 
 
 def _exact_top(
-    matrix: Vector,
+    matrix: Half,
     alive: npt.NDArray[np.bool_],
     coarse: Vector,
     query: Vector,
@@ -177,7 +197,7 @@ def _exact_top(
     wanted = min(max(_WIDTH * k, k + 64), n)
     candidates = best_rows(coarse, wanted)
     candidates = candidates[alive[candidates]]
-    exact = matrix[candidates] @ query
+    exact = widened(matrix[candidates]) @ query
     order = np.lexsort((candidates, -exact))[:k]
     if len(candidates) < wanted or wanted == n:  # every live row was re-scored
         return candidates[order], exact[order], False
@@ -187,6 +207,6 @@ def _exact_top(
         return candidates[order], exact[order], False
     doubt = np.flatnonzero(coarse >= (kth - bound) / query_scale)
     doubt = doubt[alive[doubt]]
-    exact = matrix[doubt] @ query
+    exact = widened(matrix[doubt]) @ query
     order = np.lexsort((doubt, -exact))[:k]
     return doubt[order], exact[order], True

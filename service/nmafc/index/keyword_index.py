@@ -22,6 +22,7 @@ from nmafc.index.top_k import kth_highest
 
 ENTITY_WEIGHT = 0.5
 CONTENT_WEIGHT = 1.0
+_WEIGHTS: dict[float, float] = {}
 Rows = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float64]
 
@@ -54,7 +55,9 @@ class KeywordIndex:
         for term in content_terms:
             weights[term] = weights.get(term, 0.0) + CONTENT_WEIGHT
         for term, weight in weights.items():
-            self._postings.setdefault(term, {})[row] = weight
+            # One float object per distinct weight (sums of the two column weights) rather
+            # than one per posting: 24 bytes of each (term, row) entry.
+            self._postings.setdefault(term, {})[row] = _WEIGHTS.setdefault(weight, weight)
             self._arrays.pop(term, None)
         self._terms_of[row] = tuple(weights)
         self.postings += len(weights)

@@ -149,10 +149,9 @@ class HotSettings(BaseModel):
         ge=0,
         description="Working sets of at least this many records are scanned through an "
         "int8 copy of their vectors (a quarter of the bytes to read), then re-ranked in "
-        "float32 with a rounding bound that certifies the top-k equals a float32 scan's "
-        "(near ties re-rank more rows). Costs ~3 bytes of RAM per dimension per record "
-        "(the int8 codes, and two copies laid out for the integer kernels). 0: always the "
-        "float32 scan.",
+        "float32 with a rounding bound that certifies the top-k equals the full scan's "
+        "(near ties re-rank more rows). Costs ~1.4 bytes of RAM per dimension per record "
+        "(the integer kernel's packed codes). 0: always the full scan.",
     )
     recall_batch_max: int = Field(
         16,

@@ -34,6 +34,7 @@ from nmafc.storage.hot.rows import (
     GONE,
     LIVE,
     META,
+    SharedValues,
     Vector,
     Watermark,
     check_pinned,
@@ -248,15 +249,20 @@ class HotStore:
         # loading a scope of 10^5 records is what its first recall after a restart waits for.
         names = [name for name in arrow.column_names if name != "vector"]
         columns = [arrow.column(name).to_pylist() for name in names]
+        shared = SharedValues()
         for index, values in enumerate(zip(*columns, strict=True)):
             row = dict(zip(names, values, strict=True))
             if row["kind"] == "watermark":
                 watermark = Watermark(int(row["scope_pk"]), int(row["seq"]))
                 keep[index] = False
                 continue
-            records.append(record_from_row(row))
-        vectors = vectors_of(arrow.column("vector"), self.dim)
-        return HotSnapshot(records, vectors if keep.all() else vectors[keep], watermark)
+            records.append(record_from_row(row, shared))
+        vectors = vectors_of(arrow.column("vector"), self.dim)[keep]  # a copy: Arrow's go
+        del arrow, columns
+        # The read's Arrow buffers went to pyarrow's pool, which keeps freed pages: 1.6 KB
+        # of RSS per record after a 10^5-record load, more than the working set's vectors.
+        pa.default_memory_pool().release_unused()
+        return HotSnapshot(records, vectors, watermark)
 
     @_guarded
     def search(self, scope: AnyScope, vector: Vector, limit: int) -> list[tuple[str, float]]:
