@@ -71,7 +71,6 @@ class GemmBlock:
         ort = import_onnxruntime()
 
         self.rows, self.dim = codes.shape
-        dim = self.dim
         # The kernel computes (A − 64) · B · scale with B (dim × rows) constant.
         constants = [
             numpy_helper.from_array(np.ascontiguousarray(codes.T), "B"),
@@ -89,7 +88,7 @@ class GemmBlock:
                 )
             ],
             "int8_block",
-            [helper.make_tensor_value_info("A", TensorProto.UINT8, [None, dim])],
+            [helper.make_tensor_value_info("A", TensorProto.UINT8, [None, self.dim])],
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, self.rows])],
             constants,
         )

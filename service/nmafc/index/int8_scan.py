@@ -153,10 +153,10 @@ class Int8Scan:
         bounds = q_norm * max_error + q_error * max_norm + _SLACK * max(1.0, max_norm)
         found: list[tuple[Rows, Vector]] = []
         for i, query in enumerate(queries):
-            rows, scores, widened_ = _exact_top(
+            rows, scores, rescored_more = _exact_top(
                 matrix, alive, coarse[i], query, k, float(q_scale[i]), float(bounds[i])
             )
-            self.widened += widened_
+            self.widened += rescored_more
             found.append((rows, scores))
         return found
 
