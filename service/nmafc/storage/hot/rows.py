@@ -182,8 +182,7 @@ class SharedValues:
         return self._times.setdefault(value, value)
 
 
-def record_from_row(row: Mapping[str, Any], shared: SharedValues | None = None) -> MemoryRecord:
-    values = shared or SharedValues()
+def record_from_row(row: Mapping[str, Any], values: SharedValues) -> MemoryRecord:
     expires = row["expires_turn"]
     return MemoryRecord(
         id=row["id"],
