@@ -67,3 +67,39 @@ def test_a_matching_question_brings_its_reply(settings: Settings, shared_embedde
         assert written.turns[1].id in result.evidence_turn_ids
     finally:
         engine.close()
+
+
+def test_a_list_question_ranks_everything_said_about_the_person_it_names(
+    settings: Settings, shared_embedder: object
+) -> None:
+    engine = _rules_engine(settings, shared_embedder)
+    scope = Scope("agent-fanout", "c1")
+    cities = ["Lisbon", "Kyoto", "Nairobi"]
+    chatter = [
+        "I finally fixed the leaking tap in the bathroom.",
+        "My sister adopted a grey kitten named Pixel.",
+        "The new bakery downtown sells amazing rye bread.",
+        "I started learning the cello on Tuesday evenings.",
+        "Work has been busy with the quarterly report.",
+    ]
+    try:
+        for day, city in enumerate(cities):
+            when = datetime(2023, 3 + day, 1, 9, 0, tzinfo=UTC)
+            said = [f"Just got back from a week in {city}, what a trip!", *chatter]
+            engine.remember(
+                scope, [Message(text, speaker="Ana", occurred_at=when) for text in said]
+            )
+        result = engine.recall(
+            scope, "Which cities has Ana visited?", RecallOptions(reinforce=False)
+        )
+        fanned = [h.content for h in result.hits if "fanout" in h.breakdown.ranks]
+        for city in cities:
+            assert any(city in content for content in fanned), (city, fanned)
+        assert all(city in result.context for city in cities)
+
+        single = engine.recall(
+            scope, "What is the name of Ana's sister's kitten?", RecallOptions(reinforce=False)
+        )
+        assert not any("fanout" in h.breakdown.ranks for h in single.hits)
+    finally:
+        engine.close()

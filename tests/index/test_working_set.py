@@ -306,3 +306,26 @@ def test_under_any_mix_of_uses_the_cache_keeps_within_budget_dropping_the_oldest
             model.pop(0)
         assert cache.scopes() == [sets[n].scope for n in model], f"step {step}"
         assert cache.nbytes() == sum(sets[n].nbytes for n in model) <= budget
+
+
+def test_nearest_about_ranks_every_record_of_an_entity_hub_included() -> None:
+    rng = np.random.default_rng(5)
+    vectors = _unit(rng, 60)
+    about_ann = [record(id=f"a{i}", related_entities=("ann",)) for i in range(40)]
+    others = [record(id=f"o{i}", entity="bo_hobby", related_entities=("bo",)) for i in range(20)]
+    working = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM)
+    updates = [Update(r, v) for r, v in zip([*about_ann, *others], vectors, strict=True)]
+    working.apply(updates, [], 1)
+    working.apply([], ["a0", "a1"], 2)
+    query = _unit(np.random.default_rng(9), 1)[0]
+
+    found = working.nearest_about(["ann"], query, limit=10)
+
+    live = {f"a{i}": vectors[i] for i in range(2, 40)}
+    expected = sorted(live, key=lambda rid: -float(live[rid] @ query))[:10]
+    assert [rid for rid, _ in found] == expected
+    assert [score for _, score in found] == pytest.approx(
+        [float(live[rid] @ query) for rid in expected], abs=1e-3
+    )
+    assert working.neighbours(["ann"], max_fanout=25) == set()  # a hub the graph walk skips
+    assert working.nearest_about(["nobody"], query, limit=10) == []

@@ -21,6 +21,12 @@ class RetrievalConfig(BaseModel):
     graph_max_fanout: int = Field(
         25, ge=1, description="Entities linked to more records than this are not walked."
     )
+    fanout_limit: int = Field(
+        30,
+        ge=0,
+        description='Most facts about the people an aggregate question names ("which '
+        'cities has Jon visited?"), ranked by what it asks of them, added to fusion.',
+    )
     rrf_k: int = Field(30, ge=1, description="Reciprocal Rank Fusion constant.")
     list_weights: dict[str, float] = Field(
         default_factory=lambda: {
@@ -29,6 +35,7 @@ class RetrievalConfig(BaseModel):
             "turns": 1.0,
             "dates": 1.0,
             "graph": 0.5,
+            "fanout": 1.0,
         },
         description="Weight of each ranked list in fusion.",
     )
@@ -64,8 +71,10 @@ PRESETS: dict[str, RetrievalConfig] = {
     "default": RetrievalConfig(),
     "facts_only": RetrievalConfig(turn_top_k=0, hydrate_full_turns=0, source_share=0.0),
     "no_graph": RetrievalConfig(max_hops=0, graph_limit=0),
-    "vector_only": RetrievalConfig(keyword_top_k=0, turn_top_k=0, max_hops=0, graph_limit=0),
-    "keyword_only": RetrievalConfig(vector_top_k=0, max_hops=0, graph_limit=0),
+    "vector_only": RetrievalConfig(
+        keyword_top_k=0, turn_top_k=0, max_hops=0, graph_limit=0, fanout_limit=0
+    ),
+    "keyword_only": RetrievalConfig(vector_top_k=0, max_hops=0, graph_limit=0, fanout_limit=0),
 }
 
 

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Literal
 
 from nmafc import deadline
+from nmafc.core.aggregate import is_aggregate
 from nmafc.core.decay import weight_at
 from nmafc.core.lifecycle import as_seen_at
 from nmafc.core.query_dates import periods
@@ -215,6 +216,7 @@ class Recall:
             vector = self._elsewhere(scope, reach, query_vector, vector, config, found)
         deadline.check("after the vector search")
         graph = lists.graph_hits(live, vector, query_vector, config, found)
+        fanout = self._fanout(live, query, query_vector, config, found) if not history else []
         keyword_ids = (
             keyword.result()
             if keyword is not None
@@ -226,6 +228,7 @@ class Recall:
             "turns": [f"t:{tid}" for tid in (turned.result() if turned is not None else ())],
             "dates": [f"t:{tid}" for tid in (dated.result() if dated is not None else ())],
             "graph": [f"f:{rid}" for rid in graph],
+            "fanout": [f"f:{rid}" for rid in fanout],
         }
         if where.point_in_time:
             self._as_it_was(scope, found, where)
@@ -258,6 +261,28 @@ class Recall:
             reinforced=reinforced,
             preset=preset_name,
         )
+
+    def _fanout(
+        self,
+        live: Sequence[WorkingSet],
+        query: str,
+        query_vector: Vector,
+        config: RetrievalConfig,
+        found: lists.Pool,
+    ) -> list[str]:
+        """For a list or count question, the facts about the people it names, best first.
+
+        Ranked by the question without the names (one more embedding, only for such
+        questions), so "which cities has Jon visited?" reaches each city Jon spoke of.
+        """
+        if config.fanout_limit == 0 or not live or not is_aggregate(query):
+            return []
+        names = lists.question_entities(live, query)
+        if not names:
+            return []
+        asked = lists.without_names(query, names.values())
+        asked_vector = self.ctx.batching.embed(asked) if keyword_terms(asked) else query_vector
+        return lists.entity_fanout_hits(live, list(names), asked_vector, config.fanout_limit, found)
 
     def _reach(
         self, scope: AnyScope, rows: Sequence[ScopeRow], options: RecallOptions, history: bool

@@ -230,6 +230,36 @@ class WorkingSet:
                 found |= linking
             return found
 
+    def nearest_about(
+        self, entities: Iterable[str], query: Vector, limit: int
+    ) -> list[tuple[str, float]]:
+        """The ``limit`` records about, or linking to, any of ``entities`` nearest ``query``.
+
+        Unlike :meth:`neighbours`, hubs are not skipped: this is how a question about a
+        person ranks everything said about them, however much that is.
+        """
+        with self.lock:
+            ids: set[str] = set()
+            for entity in entities:
+                ids |= self.by_entity.get(entity, set())
+                ids |= self.linked_from.get(entity, set())
+            rows = np.fromiter(
+                (self._row_of[rid] for rid in ids if rid in self._row_of), dtype=np.intp
+            )
+            if limit <= 0 or not rows.size:
+                return []
+            rows.sort()  # gathers in row order, and ties go by row like a scan's
+            q = np.asarray(query, dtype=np.float32)
+            scores = np.empty(len(rows), dtype=np.float32)
+            for start in range(0, len(rows), _SCAN_ROWS):  # a hub's gather stays small
+                part = rows[start : start + _SCAN_ROWS]
+                scores[start : start + len(part)] = widened(self._matrix[part]) @ q
+            return [
+                (rid, float(scores[i]))
+                for i in best_rows(scores, min(limit, len(rows)))
+                if (rid := self._ids[int(rows[i])]) is not None
+            ]
+
     def _put(self, record: MemoryRecord, vector: Vector | None) -> None:
         previous = self.records.get(record.id)
         if previous is not None:
