@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from nmafc.core.rendering import CLOSE_SOURCES, OPEN_SOURCES
+from nmafc.core.retrieval import PRESETS
 from nmafc.core.scope import Scope
 from nmafc.core.turns import Message
+from nmafc.embedding.tokens import default_counter
 from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions
 from nmafc.settings import Settings
@@ -97,9 +100,25 @@ def test_a_list_question_ranks_everything_said_about_the_person_it_names(
             assert any(city in content for content in fanned), (city, fanned)
         assert all(city in result.context for city in cities)
 
+        # Within a tight budget a list question keeps whole turns to its smaller share.
+        tight = RecallOptions(budget_tokens=160, reinforce=False)
+        listed = engine.recall(scope, "Which cities has Ana visited?", tight)
+        plain = engine.recall(scope, "When did Ana get back from Kyoto?", tight)
+        share = PRESETS["default"].aggregate_source_share
+        assert _source_tokens(listed.context) <= share * 160
+        assert _source_tokens(plain.context) > share * 160
+
         single = engine.recall(
             scope, "What is the name of Ana's sister's kitten?", RecallOptions(reinforce=False)
         )
         assert not any("fanout" in h.breakdown.ranks for h in single.hits)
     finally:
         engine.close()
+
+
+def _source_tokens(context: str) -> int:
+    """Tokens of the context's whole-turn section."""
+    if OPEN_SOURCES not in context:
+        return 0
+    section = context.split(OPEN_SOURCES, 1)[1].split(CLOSE_SOURCES, 1)[0]
+    return default_counter().count(section.strip())

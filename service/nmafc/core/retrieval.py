@@ -59,6 +59,13 @@ class RetrievalConfig(BaseModel):
     source_share: float = Field(
         0.45, ge=0.0, le=1.0, description="Most of the budget source turns may take."
     )
+    aggregate_source_share: float = Field(
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="source_share for a list or count question: its items are many and "
+        "short, so compact facts cover more of them than whole turns do.",
+    )
     turn_for_fact: float = Field(
         1.3,
         ge=0.0,

@@ -241,6 +241,8 @@ class Recall:
         limit = max(config.rerank_top_k, options.top_k or 0)
         hits = self._fuse(ranked, config, found, rows)[:limit]
 
+        if fanout:  # a list question: breadth over whole turns
+            config = config.model_copy(update={"source_share": config.aggregate_source_share})
         rendered = self._render(scope, query, hits, options.budget_tokens, config)
         reinforced = 0
         deadline.check("before reinforcing")
