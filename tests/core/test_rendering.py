@@ -2,12 +2,15 @@
 
 from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
+
 from nmafc.core.lifecycle import InvalidReason, invalidate
 from nmafc.core.rendering import (
     Candidate,
     Hydration,
     best_lines,
     fact_line,
+    fewest_tokens,
     format_date,
     render,
 )
@@ -133,3 +136,19 @@ def test_dates_are_formatted_by_their_own_calendar_day_every_time() -> None:
         assert format_date(late) == "7 May 2023"
         assert format_date(east) == "8 May 2023"
         assert format_date(datetime(2024, 2, 29)) == "29 February 2024"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sure! Here are some tips for a 5-day trip to Kyoto: temples, food, and more.",
+        "naïve café-au-lait — déjà vu… 東京 in 2023!!!",
+        "a" * 300 + " " + "x-y-z " * 20,
+        "   \n\t ",
+        "!!! ??? ... --- (1) [a]",
+        "Emoji 🎉🎉 and zero\u200bwidth joiners, ТЕКСТ кириллица 42",
+    ],
+)
+def test_fewest_tokens_never_exceeds_the_wordpiece_count(text: str) -> None:
+    assert fewest_tokens(text) <= COUNT(text)
+    assert fewest_tokens(text) <= COUNT(f"[3 May 2023 · turn 4] Ann: {text}")

@@ -22,6 +22,7 @@ best-matching sentences, and a turn already stood in for by a chosen fact is not
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -34,6 +35,7 @@ from nmafc.core.text import overlap, sentences
 from nmafc.core.turns import Turn
 
 TokenCount = Callable[[str], int]
+_ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 OPEN_FACTS, CLOSE_FACTS, OPEN_SOURCES, CLOSE_SOURCES = (
     "<FACTS>",
     "</FACTS>",
@@ -79,6 +81,17 @@ def turn_line(turn: Turn, text: str | None = None) -> str:
     if text is None and captions:
         body = f"{body} [shared an image: {'; '.join(captions)}]"
     return f"[{format_date(turn.occurred_at)} · turn {turn.turn:g}] {turn.speaker}: {body}"
+
+
+def fewest_tokens(text: str) -> int:
+    """A lower bound on the WordPiece tokens of ``text``, or of any line that contains it.
+
+    Each whitespace-separated piece holding an ASCII letter or digit is at least one
+    token (WordPiece splits pieces further, never joins them). About a tenth of the cost
+    of counting, so a long turn that cannot fit is turned down before it is dated and
+    counted: on LongMemEval's long assistant turns that was most of a recall's time.
+    """
+    return sum(1 for piece in text.split() if _ASCII_ALNUM.search(piece))
 
 
 def best_lines(text: str, terms: Sequence[str], keep: int) -> str:
@@ -134,7 +147,8 @@ def render(
     """Pack ``candidates`` (best first) into at most ``budget_tokens`` tokens.
 
     ``count`` must add up over lines joined by a newline, as WordPiece and whitespace
-    counts do: the total is the sum of the lines' counts.
+    counts do: the total is the sum of the lines' counts; and it must never be below
+    :func:`fewest_tokens` (neither of those is).
     """
     wrapper = count(f"{OPEN_FACTS}\n{CLOSE_FACTS}\n{OPEN_SOURCES}\n{CLOSE_SOURCES}")
     available = max(0, budget_tokens - wrapper)
@@ -161,6 +175,9 @@ def render(
         if turn.id in sources:
             swapped.append(record.id)
             return True
+        least = fewest_tokens(turn.content) + 1
+        if least > fact_cost * hydration.turn_for_fact or used + least > available:
+            return False  # a long turn: known without dating and counting it
         line = turn_line(turn)
         cost = count(line) + 1
         if cost > fact_cost * hydration.turn_for_fact or used + cost > available:
@@ -175,9 +192,14 @@ def render(
         nonlocal used, used_by_sources, whole_turns
         if turn.id in sources or turn.retracted:
             return
-        line = turn_line(
-            turn, None if whole else best_lines(turn.content, query_terms, hydration.trimmed_lines)
+        text = (
+            turn.content
+            if whole
+            else best_lines(turn.content, query_terms, hydration.trimmed_lines)
         )
+        if used + fewest_tokens(text) + 1 > available:
+            return  # cannot fit now, nor later (``used`` only grows)
+        line = turn_line(turn, None if whole else text)
         cost = count(line) + 1
         if used + cost > available:
             return
