@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from nmafc.core.rendering import CLOSE_SOURCES, OPEN_SOURCES
 from nmafc.core.retrieval import PRESETS
 from nmafc.core.scope import Scope
@@ -72,10 +74,13 @@ def test_a_matching_question_brings_its_reply(settings: Settings, shared_embedde
         engine.close()
 
 
+@pytest.mark.parametrize("cache_max_mb", [256, 0], ids=["from-ram", "from-the-stores"])
 def test_a_list_question_ranks_everything_said_about_the_person_it_names(
-    settings: Settings, shared_embedder: object
+    settings: Settings, shared_embedder: object, cache_max_mb: int
 ) -> None:
-    engine = _rules_engine(settings, shared_embedder)
+    # With the cache off the working set is never in RAM: LanceDB gathers the same list.
+    hot = settings.hot.model_copy(update={"cache_max_mb": cache_max_mb})
+    engine = _rules_engine(settings.model_copy(update={"hot": hot}), shared_embedder)
     scope = Scope("agent-fanout", "c1")
     cities = ["Lisbon", "Kyoto", "Nairobi"]
     chatter = [

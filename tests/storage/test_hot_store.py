@@ -75,6 +75,33 @@ def test_an_agent_wide_search_ranks_every_conversation_of_the_agent_and_no_other
     assert [c for _, c in hits] == pytest.approx([0.8, 0.6], abs=1e-6)
 
 
+def test_a_search_about_an_entity_ranks_only_what_is_about_it_or_links_to_it(
+    tmp_path: Path,
+) -> None:
+    store = _open(str(tmp_path / "hot"))
+    about = _rec(A, entity="jon")
+    linking = _rec(A, entity="ana", related_entities=("jon", "paris"))
+    other = _rec(A, entity="ana")  # the query's best match, about someone else
+    elsewhere = _rec(B, entity="jon")
+    store.write(
+        A,
+        Watermark(1, 3),
+        [(about, _unit(0.6, 0.8)), (linking, _unit(0.8, 0.6)), (other, _unit(1))],
+        (),
+    )
+    store.write(B, Watermark(2, 1), [(elsewhere, _unit(1))], ())
+    hits = store.search_about(A, "jon", _unit(1), 10)
+    assert [h for h, _ in hits] == [linking.id, about.id]
+    assert [c for _, c in hits] == pytest.approx([0.8, 0.6], abs=1e-6)
+    assert store.known_entities(A, ["jon", "paris", "ana", "rome", "o'neil"]) == {
+        "jon",
+        "paris",
+        "ana",
+    }
+    assert store.known_entities(B, ["paris", "jon"]) == {"jon"}
+    assert store.known_entities(A, []) == set()
+
+
 def test_a_write_is_one_commit_carrying_rows_removals_and_watermark(tmp_path: Path) -> None:
     store = _open(str(tmp_path / "hot"))
     first = [(_rec(A), _unit(1, i)) for i in range(20)]

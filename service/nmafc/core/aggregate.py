@@ -4,7 +4,7 @@
 been to the beach?", "What do Ann and Bo both like?": each item of the answer was said on
 its own day, usually in words that share little with the question. Recall recognises such
 a question to rank everything said about the people it names (see
-``engine.candidates.entity_fanout_hits``), not only what resembles the whole question.
+``engine.fanout``), not only what resembles the whole question.
 
 The cues are English grammar, not any dataset's phrasing: a count, a plural or a kind
 asked for, an accumulating "ever"/"both"/"in common", or the present perfect ("what has

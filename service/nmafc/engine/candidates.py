@@ -7,15 +7,13 @@ every hit.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time
 
 import numpy as np
 import numpy.typing as npt
 
-from nmafc.core.entities import slugify
 from nmafc.core.keyword import common_cap, discriminating, idf, index_term, tie_key
 from nmafc.core.query_dates import periods
 from nmafc.core.records import MemoryRecord
@@ -31,8 +29,6 @@ from nmafc.storage.hot.lance import HotStore
 Vector = npt.NDArray[np.float32]
 Hits = list[tuple[str, float]]
 _REPLY_DEPTH = 10  # how many of the best turn hits may bring their reply
-# A run of capitalised words, possessive dropped: "Jon's", "New York", "LGBTQ".
-_NAME_RUN = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*(?=(?:['’]s)?\b)")
 
 
 @dataclass
@@ -327,55 +323,3 @@ def cosines(sets: Sequence[WorkingSet], query: Vector, ids: Sequence[str]) -> di
         for rid, vector in working.vectors(ids).items():
             out[rid] = float(vector @ q)
     return out
-
-
-def question_entities(sets: Sequence[WorkingSet], question: str) -> dict[str, str]:
-    """The names the question says ("Jon", "New York") that ``sets`` know: key → name."""
-    found: dict[str, str] = {}
-    for run in _NAME_RUN.findall(question):
-        words = run.split()
-        # The whole run, then each word: "Did Jon" is no entity, "Jon" is.
-        for name in [run, *words] if len(words) > 1 else [run]:
-            key = slugify(name)
-            known = any(key in ws.linked_from or key in ws.by_entity for ws in sets)
-            if known and key not in found:
-                found[key] = name
-    return found
-
-
-def without_names(question: str, names: Iterable[str]) -> str:
-    """The question with ``names`` (and their possessive) taken out: what it asks of them."""
-    for name in names:
-        question = re.sub(rf"\b{re.escape(name)}(?:['’]s)?\b", " ", question)
-    return " ".join(question.split())
-
-
-def entity_fanout_hits(
-    sets: Sequence[WorkingSet], entities: Sequence[str], query: Vector, limit: int, pool: Pool
-) -> list[str]:
-    """What was said about the question's people, nearest what it asks of them.
-
-    ``query`` embeds the question without its names, so the ranking is by the thing
-    asked ("cities visited", "activities") across all of a person's facts, hubs included:
-    the whole question's vector is pulled towards the name, which every fact of that
-    person shares. Several people ("both") take turns, best first.
-    """
-    if limit == 0 or not entities:
-        return []
-    per_entity: list[list[str]] = []
-    for entity in entities:
-        scored: list[tuple[float, str]] = []
-        for working in sets:
-            for rid, cosine in working.nearest_about([entity], query, limit):
-                record = working.records.get(rid)
-                if record is not None:
-                    pool.records.setdefault(rid, record)
-                    scored.append((cosine, rid))
-        scored.sort(key=lambda s: -s[0])
-        per_entity.append([rid for _, rid in scored])
-    chosen: dict[str, None] = {}
-    for rank in range(limit):
-        for ranked in per_entity:
-            if rank < len(ranked):
-                chosen.setdefault(ranked[rank], None)
-    return list(chosen)[:limit]

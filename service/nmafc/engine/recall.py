@@ -37,6 +37,13 @@ from nmafc.core.text import keyword_terms
 from nmafc.core.turns import Turn
 from nmafc.engine import candidates as lists
 from nmafc.engine.context import EngineContext
+from nmafc.engine.fanout import (
+    known_in,
+    question_entities,
+    ram_fanout_hits,
+    store_fanout_hits,
+    without_names,
+)
 from nmafc.engine.scope_loads import ScopeLoads
 from nmafc.errors import InvalidInput, StoreUnavailable
 from nmafc.index.working_set import Vector, WorkingSet
@@ -216,7 +223,7 @@ class Recall:
             vector = self._elsewhere(scope, reach, query_vector, vector, config, found)
         deadline.check("after the vector search")
         graph = lists.graph_hits(live, vector, query_vector, config, found)
-        fanout = self._fanout(live, query, query_vector, config, found) if not history else []
+        fanout = [] if history else self._fanout(scope, reach, query, query_vector, config, found)
         keyword_ids = (
             keyword.result()
             if keyword is not None
@@ -266,7 +273,8 @@ class Recall:
 
     def _fanout(
         self,
-        live: Sequence[WorkingSet],
+        scope: AnyScope,
+        reach: _Reach,
         query: str,
         query_vector: Vector,
         config: RetrievalConfig,
@@ -276,15 +284,33 @@ class Recall:
 
         Ranked by the question without the names (one more embedding, only for such
         questions), so "which cities has Jon visited?" reaches each city Jon spoke of.
+        Working sets not in RAM are searched in LanceDB, all of the reach then (as
+        :meth:`_elsewhere` does), so a question gets the same list either way.
         """
-        if config.fanout_limit == 0 or not live or not is_aggregate(query):
+        if config.fanout_limit == 0 or not is_aggregate(query):
             return []
-        names = lists.question_entities(live, query)
-        if not names:
+        hot, live = self.ctx.hot.store, reach.live
+        if not reach.live_elsewhere and not live:
             return []
-        asked = lists.without_names(query, names.values())
-        asked_vector = self.ctx.batching.embed(asked) if keyword_terms(asked) else query_vector
-        return lists.entity_fanout_hits(live, list(names), asked_vector, config.fanout_limit, found)
+        try:
+            known = (
+                (lambda keys: hot.known_entities(scope, keys))
+                if reach.live_elsewhere
+                else known_in(live)
+            )
+            names = question_entities(query, known)
+            if not names:
+                return []
+            asked = without_names(query, names.values())
+            asked_vector = self.ctx.batching.embed(asked) if keyword_terms(asked) else query_vector
+            if reach.live_elsewhere:
+                return store_fanout_hits(
+                    hot, self.ctx.cold, scope, list(names), asked_vector, config.fanout_limit, found
+                )
+            return ram_fanout_hits(live, list(names), asked_vector, config.fanout_limit, found)
+        except StoreUnavailable as exc:  # the other lists still answer
+            log.warning("no fanout for %s: %s", scope, exc.detail)
+            return []
 
     def _reach(
         self, scope: AnyScope, rows: Sequence[ScopeRow], options: RecallOptions, history: bool

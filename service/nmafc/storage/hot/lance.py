@@ -20,6 +20,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import lancedb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
@@ -37,6 +38,7 @@ from nmafc.storage.hot.rows import (
     SharedValues,
     Vector,
     Watermark,
+    about_filter,
     check_pinned,
     create_scalar_indexes,
     hot_schema,
@@ -278,16 +280,48 @@ class HotStore:
             indexed = self._index_use.wanted(self._table, live_filter(scope))
         return self._search(scope, vector, limit, indexed=indexed)
 
-    def _search(
-        self, scope: AnyScope, vector: Vector, limit: int, *, indexed: bool
+    @_guarded
+    def search_about(
+        self, scope: AnyScope, entity: str, vector: Vector, limit: int
     ) -> list[tuple[str, float]]:
+        """As :meth:`search`, over only the live records about, or linking to, ``entity``.
+
+        Exact: the prefilter leaves one entity's rows, fewer than a vector index is for.
+        """
+        return self._search(scope, vector, limit, indexed=False, where=about_filter(entity))
+
+    @_guarded
+    def known_entities(self, scope: AnyScope, entities: Sequence[str]) -> set[str]:
+        """Those of ``entities`` that a live record of ``scope`` is about or links to.
+
+        One query for all of them: each query scans the scope's rows (no index on them).
+        """
+        if not entities:
+            return set()
+        wanted = " OR ".join(about_filter(entity) for entity in entities)
+        with _reading():
+            rows = (
+                self._table.search()
+                .where(f"{live_filter(scope)} AND ({wanted})")
+                .select(["entity", "related_entities"])
+                .limit(None)
+                .to_arrow()
+            )
+        said = set(rows["entity"].to_pylist())
+        said.update(pc.list_flatten(rows["related_entities"]).to_pylist())
+        return said & set(entities)
+
+    def _search(
+        self, scope: AnyScope, vector: Vector, limit: int, *, indexed: bool, where: str = ""
+    ) -> list[tuple[str, float]]:
+        predicate = f"{live_filter(scope)} AND {where}" if where else live_filter(scope)
         with _reading():
             query = (
                 self._table.search(
                     np.asarray(vector, dtype=np.float32), vector_column_name="vector"
                 )
                 .distance_type("cosine")
-                .where(live_filter(scope), prefilter=True)
+                .where(predicate, prefilter=True)
                 # Naming the score column keeps it (and silences Lance's warning that an
                 # unnamed one will stop being returned).
                 .select(["id", "_distance"])

@@ -73,6 +73,12 @@ def live_filter(scope: AnyScope) -> str:
     return f"{scope_filter(scope)} AND state = '{LIVE}'"
 
 
+def about_filter(entity: str) -> str:
+    """Rows about ``entity`` or linking to it (what ``WorkingSet.nearest_about`` gathers)."""
+    key = entity.replace("'", "''")
+    return f"(entity = '{key}' OR array_has_any(related_entities, ['{key}']))"
+
+
 def watermark_id(scope: Scope) -> str:
     return f"~watermark/{scope.agent_id}/{scope.conversation_id}"
 
