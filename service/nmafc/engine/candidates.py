@@ -101,20 +101,33 @@ def hot_vector_hits(
     if limit == 0:
         return []
     nearest = hot.search(scope, query, limit)
-    unknown = [rid for rid, _ in nearest if rid not in pool.records]
+    valid = valid_records(cold, scope, [rid for rid, _ in nearest], pool)
+    chosen: list[str] = []
+    for rid, cosine in nearest:
+        if rid in valid:
+            pool.cosine.setdefault(rid, cosine)
+            chosen.append(rid)
+    return chosen
+
+
+def valid_records(cold: ColdStore, scope: AnyScope, ids: Sequence[str], pool: Pool) -> set[str]:
+    """Those of ``ids`` (Hot rows' ids) whose record is valid, each now in the pool.
+
+    Records the pool lacks come from the Cold ROM by id (the truth: a record closed since
+    its Hot row was written is left out).
+    """
+    unknown = list(dict.fromkeys(rid for rid in ids if rid not in pool.records))
     current: dict[str, MemoryRecord] = {}
     if unknown:
         with cold.read() as session:
             current = session.facts.current(scope, unknown)
-    chosen: list[str] = []
-    for rid, cosine in nearest:
+    valid: set[str] = set()
+    for rid in ids:
         record = pool.records.get(rid) or current.get(rid)
-        if record is None or not record.is_valid:
-            continue
-        pool.records.setdefault(rid, record)
-        pool.cosine.setdefault(rid, cosine)
-        chosen.append(rid)
-    return chosen
+        if record is not None and record.is_valid:
+            pool.records.setdefault(rid, record)
+            valid.add(rid)
+    return valid
 
 
 def cold_archive_hits(

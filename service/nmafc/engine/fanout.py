@@ -14,9 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from nmafc.core.entities import slugify
-from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope
-from nmafc.engine.candidates import Pool, Vector
+from nmafc.engine.candidates import Pool, Vector, valid_records
 from nmafc.index.working_set import WorkingSet
 from nmafc.storage.cold import ColdStore
 from nmafc.storage.hot.lance import HotStore
@@ -89,28 +88,15 @@ def store_fanout_hits(
     limit: int,
     pool: Pool,
 ) -> list[str]:
-    """As :func:`ram_fanout_hits`, searched in LanceDB: one entity-prefiltered search each.
+    """As :func:`ram_fanout_hits`, by one entity-prefiltered LanceDB search each.
 
-    The records come from the Cold ROM by id (the truth: a record closed since its Hot
-    row was written is left out).
+    Each hit's record is checked against the Cold ROM (``candidates.valid_records``).
     """
     if limit == 0 or not entities:
         return []
     nearest = [hot.search_about(scope, entity, query, limit) for entity in entities]
-    unknown = list({rid for hits in nearest for rid, _ in hits if rid not in pool.records})
-    current: dict[str, MemoryRecord] = {}
-    if unknown:
-        with cold.read() as session:
-            current = session.facts.current(scope, unknown)
-    per_entity: list[list[str]] = []
-    for hits in nearest:
-        ranked: list[str] = []
-        for rid, _ in hits:
-            record = pool.records.get(rid) or current.get(rid)
-            if record is not None and record.is_valid:
-                pool.records.setdefault(rid, record)
-                ranked.append(rid)
-        per_entity.append(ranked)
+    valid = valid_records(cold, scope, [rid for hits in nearest for rid, _ in hits], pool)
+    per_entity = [[rid for rid, _ in hits if rid in valid] for hits in nearest]
     return taking_turns(per_entity, limit)
 
 
