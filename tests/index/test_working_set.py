@@ -329,3 +329,30 @@ def test_nearest_about_ranks_every_record_of_an_entity_hub_included() -> None:
     )
     assert working.neighbours(["ann"], max_fanout=25) == set()  # a hub the graph walk skips
     assert working.nearest_about(["nobody"], query, limit=10) == []
+
+
+def test_pairs_above_finds_every_near_duplicate_of_each_record_across_scan_blocks() -> None:
+    rng = np.random.default_rng(12)
+    n = 20_000  # more rows than one widened block
+    vectors = _unit(rng, n)
+    near = [(5, 19_000), (17_500, 3), (9_000, 9_001)]
+    for a, b in near:  # b becomes a near-duplicate of a
+        vectors[b] = vectors[a] + 0.01 * _unit(rng, 1)[0]
+        vectors[b] /= np.linalg.norm(vectors[b])
+    working = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM)
+    working.apply([Update(record(id=f"r{i}"), v) for i, v in enumerate(vectors)], [], 1)
+    working.apply([], ["r9001"], 2)  # a removed duplicate is not found
+    asked = ["r5", "r17500", "r9000", "r12"]
+
+    pairs = working.pairs_above(asked, 0.99, chunk=3)
+
+    held = vectors.astype(np.float16).astype(np.float32)
+    expected = [
+        (f"r{a}", f"r{b}")
+        for a in (5, 17_500, 9_000, 12)
+        for b in np.flatnonzero(held @ held[a] >= 0.99).tolist()
+        if b not in (a, 9_001)
+    ]
+    assert [(a, b) for a, b, _ in pairs] == expected
+    assert {(a, b) for a, b, _ in pairs} >= {("r5", "r19000"), ("r17500", "r3")}
+    assert all(score >= 0.99 for _, _, score in pairs)

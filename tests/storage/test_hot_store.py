@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from nmafc.core.scope import AgentScope, Scope
+from nmafc.core.tiers import Tier
 from nmafc.errors import EmbeddingModelMismatch
 from nmafc.storage.hot.lance import HotStore
 from nmafc.storage.hot.rows import Watermark
@@ -136,12 +137,33 @@ def test_a_write_that_lands_late_leaves_what_a_newer_write_wrote(tmp_path: Path)
     assert {r.id: r.k for r in store.load(A).records} == {kept.id: 1.0, removed.id: removed.k}
 
 
+def test_a_write_too_big_for_the_id_index_keeps_the_same_rules(tmp_path: Path) -> None:
+    # 12,000 rows are joined to the table by a scan of its ids, not through the index.
+    store = _open(str(tmp_path / "hot"))
+    records = [(_rec(A), _unit(1, i % 7)) for i in range(12_000)]
+    store.write(A, Watermark(1, 10), records, ())
+    store.write(A, Watermark(1, 12), [], [r.id for r, _ in records[1_000:]])
+    store.write(A, Watermark(1, 11), records, ())  # a late, older write of them all
+    snapshot = store.load(A)
+    assert {r.id for r in snapshot.records} == {r.id for r, _ in records[:1_000]}
+    assert snapshot.watermark == Watermark(1, 12)
+
+
 def test_loaded_records_round_trip_every_field(tmp_path: Path) -> None:
     store = _open(str(tmp_path / "hot"))
-    original = _rec(A, related_entities=("melanie",), source_turn_ids=(3, 9), k=2, importance=0.7)
-    store.write(A, Watermark(1, 1), [(original, _unit(1))], ())
-    (loaded,) = store.load(A).records
-    assert loaded == original
+    originals = [
+        _rec(A, related_entities=("melanie",), source_turn_ids=(3, 9), k=2, importance=0.7),
+        _rec(A, tier=Tier.CORE_ANCHOR),  # never expires: no expiry turn is stored
+        _rec(A, related_entities=(), source_turn_ids=()),
+    ]
+    vectors = [_unit(1), _unit(0, 1), _unit(1, 1)]
+    store.write(A, Watermark(1, 1), list(zip(originals, vectors, strict=True)), ())
+    snapshot = store.load(A)
+    loaded = {r.id: (r, v) for r, v in zip(snapshot.records, snapshot.vectors, strict=True)}
+    for original, vector in zip(originals, vectors, strict=True):
+        assert loaded[original.id][0] == original
+        assert loaded[original.id][1].tolist() == vector.tolist()
+    assert math.isinf(loaded[originals[1].id][0].expires_turn)
 
 
 def test_opening_with_another_model_or_dimension_is_refused(tmp_path: Path) -> None:

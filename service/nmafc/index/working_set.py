@@ -174,11 +174,14 @@ class WorkingSet:
             ]
 
     def pairs_above(
-        self, record_ids: Iterable[str], threshold: float, chunk: int = 64
+        self, record_ids: Iterable[str], threshold: float, chunk: int = 256
     ) -> list[tuple[str, str, float]]:
         """``(a, b, cosine)`` for each of ``record_ids`` and any other live record ≥ threshold.
 
-        Exact, in chunks of ``chunk`` queries so memory stays at ``chunk × n`` scores.
+        Exact. The matrix is widened a block of rows at a time and each block multiplied by
+        up to ``chunk`` queries at once, so it is read once per ``chunk`` queries and memory
+        stays at a block of scores (100 queries over 10^6 rows: 0.8-1.0 s, against
+        2.0-2.3 s reading it once per 64). Pairs come query by query, each in row order.
         """
         with self.lock:
             rows = [(rid, self._row_of[rid]) for rid in record_ids if rid in self._row_of]
@@ -186,18 +189,21 @@ class WorkingSet:
             pairs: list[tuple[str, str, float]] = []
             if n < 2:
                 return pairs
-            matrix = self._matrix[:n]
-            dead = ~self._alive[:n]
+            alive = self._alive[:n]
             for start in range(0, len(rows), chunk):
                 part = rows[start : start + chunk]
-                scores = _scores(matrix, widened(matrix[[row for _, row in part]])).T
-                scores[:, dead] = -np.inf
-                for qi, (rid, own) in enumerate(part):
-                    scores[qi, own] = -np.inf
-                    for col in np.nonzero(scores[qi] >= threshold)[0]:
-                        other = self._ids[int(col)]
-                        if other is not None:
-                            pairs.append((rid, other, float(scores[qi, col])))
+                queries = widened(self._matrix[[row for _, row in part]])
+                found: list[list[tuple[str, str, float]]] = [[] for _ in part]
+                for first in range(0, n, _SCAN_ROWS):
+                    scores = widened(self._matrix[first : min(n, first + _SCAN_ROWS)]) @ queries.T
+                    hit_rows, hit_queries = np.nonzero(scores >= threshold)
+                    for r, qi in zip(hit_rows.tolist(), hit_queries.tolist(), strict=True):
+                        row = first + r
+                        other = self._ids[row]
+                        if alive[row] and row != part[qi][1] and other is not None:
+                            found[qi].append((part[qi][0], other, float(scores[r, qi])))
+                for hits in found:
+                    pairs.extend(hits)
             return pairs
 
     def vector(self, record_id: str) -> Vector | None:

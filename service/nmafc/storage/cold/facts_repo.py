@@ -307,10 +307,9 @@ class FactsRepo:
             .limit(limit)
         )
         return [
-            ExpiringRow(r.record_id, int(r.version), r.entity, parse_tier(r.tier),
-                        float(r.expires_turn))
-            for r in rows
-        ]  # fmt: skip
+            ExpiringRow(rid, int(version), entity, parse_tier(tier), float(expires))
+            for rid, version, entity, tier, expires in rows
+        ]
 
     def promotable(self, scope: Scope, min_k: int) -> list[MemoryRecord]:
         rows = self._conn.execute(

@@ -43,8 +43,8 @@ from nmafc.storage.hot.rows import (
     create_scalar_indexes,
     hot_schema,
     live_filter,
-    live_row,
-    marker_row,
+    live_table,
+    marker_table,
     record_from_row,
     scope_filter,
     vectors_of,
@@ -61,6 +61,10 @@ log = logging.getLogger(__name__)
 # catch-up that replaced it: every row carries the log position that wrote it, and an
 # older write leaves newer rows, gone markers and the watermark as they are.
 _NOT_OLDER = "target.seq IS NULL OR target.seq <= source.seq"
+# A merge joins its rows to the table's through the id index, at a cost per row merged,
+# or by scanning the table's ids. On a 10^6-row table: 10 rows 0.02 s through the index
+# against 0.14 s scanned, 10^4 rows alike (0.2 s), 10^5 (an expiry) 2.8-4.3 s against 1.1 s.
+_INDEXED_JOIN_MAX_ROWS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,14 +225,19 @@ class HotStore:
         upserts: Sequence[tuple[MemoryRecord, Vector]],
         removed: Iterable[str],
     ) -> None:
-        rows = [live_row(r, v, watermark.seq, self.dim) for r, v in upserts]
-        rows += [marker_row(scope, rid, GONE, watermark, self._unit) for rid in removed]
-        rows.append(
-            marker_row(scope, watermark_id(scope), META, watermark, self._unit, kind="watermark")
+        schema = self._table.schema
+        data = pa.concat_tables(
+            [
+                live_table(schema, upserts, watermark.seq),
+                marker_table(schema, scope, list(removed), GONE, watermark, self._unit),
+                marker_table(
+                    schema, scope, [watermark_id(scope)], META, watermark, self._unit, "watermark"
+                ),
+            ]
         )
-        data = pa.Table.from_pylist(rows, schema=self._table.schema)
         (
             self._table.merge_insert("id")
+            .use_index(data.num_rows < _INDEXED_JOIN_MAX_ROWS)
             .when_matched_update_all(where=_NOT_OLDER)
             .when_not_matched_insert_all()
             .execute(data)

@@ -7,7 +7,7 @@ ones (deleted for good by compaction) and ``meta`` rows such as a scope's waterm
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -91,50 +91,91 @@ class Watermark:
     seq: int
 
 
-def live_row(record: MemoryRecord, vector: Vector, seq: int, dim: int) -> dict[str, Any]:
-    """The row of a live record written at log position ``seq``."""
-    if vector.shape != (dim,):
-        raise ValueError(f"vector of shape {vector.shape}, store is {dim}-d")
-    return {
-        "id": record.id,
-        "agent_id": record.agent_id,
-        "conversation_id": record.conversation_id,
-        "kind": "fact",
-        "state": LIVE,
-        "scope_pk": None,
-        "seq": seq,
-        "entity": record.entity,
-        "content": record.content,
-        "tier": record.tier.value,
-        "weight0": record.weight0,
-        "anchor_turn": record.anchor_turn,
-        "k": record.k,
-        "importance": record.importance,
-        "related_entities": list(record.related_entities),
-        "source_turn_ids": list(record.source_turn_ids),
-        "valid_at": record.valid_at,
-        "valid_at_time": record.valid_at_time,
-        "created_at": record.created_at,
-        "expires_turn": None if math.isinf(record.expires_turn) else record.expires_turn,
-        "version": record.version,
-        "vector": vector,
+def live_table(
+    schema: pa.Schema, upserts: Sequence[tuple[MemoryRecord, Vector]], seq: int
+) -> pa.Table:
+    """The rows of live records written at log position ``seq``, built column by column
+    (a rebuild writes a whole scope at once; row dicts were four times slower)."""
+    dim = schema.field("vector").type.list_size
+    for _, vector in upserts:
+        if vector.shape != (dim,):
+            raise ValueError(f"vector of shape {vector.shape}, store is {dim}-d")
+    records = [r for r, _ in upserts]
+    n = len(records)
+    columns: dict[str, Any] = {
+        "id": [r.id for r in records],
+        "agent_id": [r.agent_id for r in records],
+        "conversation_id": [r.conversation_id for r in records],
+        "kind": ["fact"] * n,
+        "state": [LIVE] * n,
+        "seq": [seq] * n,
+        "entity": [r.entity for r in records],
+        "content": [r.content for r in records],
+        "tier": [r.tier.value for r in records],
+        "weight0": [r.weight0 for r in records],
+        "anchor_turn": [r.anchor_turn for r in records],
+        "k": [r.k for r in records],
+        "importance": [r.importance for r in records],
+        "related_entities": [list(r.related_entities) for r in records],
+        "source_turn_ids": [list(r.source_turn_ids) for r in records],
+        "valid_at": [r.valid_at for r in records],
+        "valid_at_time": [r.valid_at_time for r in records],
+        "created_at": [r.created_at for r in records],
+        "expires_turn": [None if math.isinf(r.expires_turn) else r.expires_turn for r in records],
+        "version": [r.version for r in records],
+        "vector": _vector_column(
+            np.stack([v for _, v in upserts]) if upserts else np.zeros((0, dim)), dim
+        ),
     }
+    return _table(schema, columns)
 
 
-def marker_row(
-    scope: Scope, row_id: str, state: str, watermark: Watermark, unit: Vector, kind: str = "fact"
-) -> dict[str, Any]:
-    """A row that is not a record: a scope's watermark, or the marker of a removed record."""
-    return {
-        "id": row_id,
-        "agent_id": scope.agent_id,
-        "conversation_id": scope.conversation_id,
-        "kind": kind,
-        "state": state,
-        "scope_pk": watermark.scope_pk,
-        "seq": watermark.seq,
-        "vector": unit,
+def marker_table(
+    schema: pa.Schema,
+    scope: Scope,
+    row_ids: Sequence[str],
+    state: str,
+    watermark: Watermark,
+    unit: Vector,
+    kind: str = "fact",
+) -> pa.Table:
+    """Rows that are not records: a scope's watermark, or the markers of removed records.
+
+    Column by column: an expiry writes 10^5 markers in one commit, a median 0.1 s this way
+    against 0.6 s as row dicts.
+    """
+    n = len(row_ids)
+    columns: dict[str, Any] = {
+        "id": list(row_ids),
+        "agent_id": [scope.agent_id] * n,
+        "conversation_id": [scope.conversation_id] * n,
+        "kind": [kind] * n,
+        "state": [state] * n,
+        "scope_pk": [watermark.scope_pk] * n,
+        "seq": [watermark.seq] * n,
+        "vector": _vector_column(np.broadcast_to(unit, (n, len(unit))), len(unit)),
     }
+    return _table(schema, columns)
+
+
+def _vector_column(matrix: npt.NDArray[Any], dim: int) -> pa.FixedSizeListArray:
+    flat = np.ascontiguousarray(matrix, dtype=np.float32).ravel()
+    return pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dim)
+
+
+def _table(schema: pa.Schema, columns: Mapping[str, Any]) -> pa.Table:
+    """A table of ``schema`` from ``columns``; a column not given is all nulls."""
+    n = len(columns["id"])
+    arrays = []
+    for field in schema:
+        given = columns.get(field.name)
+        if given is None:
+            arrays.append(pa.nulls(n, field.type))
+        elif isinstance(given, pa.Array):
+            arrays.append(given)
+        else:
+            arrays.append(pa.array(given, field.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def check_pinned(schema: pa.Schema, model: str, dim: int, uri: str) -> None:
