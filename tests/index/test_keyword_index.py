@@ -213,3 +213,76 @@ def test_a_new_average_length_rescores_a_term_looked_up_before() -> None:
     _, fresh = _index(DOCUMENTS).top(pottery, 9.0, limit=10)
     assert rescored.tolist() == fresh.tolist()
     assert rescored.tolist() != index.top(pottery, 5.0, limit=10)[1].tolist()
+
+
+def _corpus(rng: random.Random, n: int) -> list[tuple[str, str]]:
+    words = ["Lee", "camping", "campers", "hike", "the", "a", "2022", "café", "Paint", "x"]
+    entities = ["lee", "lee_hike", "gina_cafe", ""]
+    return [
+        (rng.choice(entities), " ".join(rng.choices(words, k=rng.randint(0, 6)))) for _ in range(n)
+    ]
+
+
+def _same(loaded: KeywordIndex, built: KeywordIndex, rng: random.Random) -> None:
+    assert len(loaded) == len(built)
+    assert loaded.total_length == built.total_length
+    assert loaded.postings == built.postings
+    terms = ["lee", "camp", "hike", "2022", "cafe", "paint", "gina", "zebra"]
+    assert [loaded.frequency(t) for t in terms] == [built.frequency(t) for t in terms]
+    for _ in range(10):
+        weights = {t: rng.uniform(0.1, 2.0) for t in rng.sample(terms, rng.randint(1, 4))}
+        average = rng.uniform(2.0, 6.0)
+        limit = rng.randint(1, 80)
+        got, want = loaded.top(weights, average, limit), built.top(weights, average, limit)
+        assert got[0].tolist() == want[0].tolist()
+        assert got[1].tolist() == want[1].tolist()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_loaded_index_counts_and_ranks_as_one_built_document_by_document(seed: int) -> None:
+    rng = random.Random(seed)
+    documents = _corpus(rng, 300)
+    rows = rng.sample(range(400), len(documents))  # rows need not be 0..n-1 nor in order
+    ties = [rng.randint(0, 30) for _ in documents]
+    loaded, built = KeywordIndex(), KeywordIndex()
+    loaded.load(rows, [e for e, _ in documents], [c for _, c in documents], ties)
+    for row, (entity, content), tie in zip(rows, documents, ties, strict=True):
+        built.put(row, entity, content, tie)
+    _same(loaded, built, rng)
+
+    # Then the changes a working set makes (removals, re-indexing, new rows), to terms
+    # both indexes have looked up already.
+    for _ in range(200):
+        row = rng.choice(rows) if rng.random() < 0.8 else rng.randint(400, 450)
+        if rng.random() < 0.4:
+            loaded.remove(row)
+            built.remove(row)
+        else:
+            entity, content = _corpus(rng, 1)[0]
+            tie = rng.randint(0, 30)
+            loaded.put(row, entity, content, tie)
+            built.put(row, entity, content, tie)
+    _same(loaded, built, rng)
+
+
+def test_a_load_fills_only_an_empty_index_and_takes_each_row_once() -> None:
+    index = KeywordIndex()
+    with pytest.raises(ValueError, match="each row once"):
+        index.load([0, 0], ["lee", "lee"], ["hike", "paint"], [0, 1])
+    assert len(index) == 0
+    assert index.postings == 0
+    index.load([0, 1], ["lee", "lee"], ["hike", "paint"], [0, 1])
+    with pytest.raises(ValueError, match="empty index"):
+        index.load([2], ["lee"], ["camp"], [2])
+    assert len(index) == 2
+
+
+def test_a_loaded_index_holds_a_posting_in_a_fraction_of_a_dict_entry() -> None:
+    documents = _corpus(random.Random(7), 2_000)
+    rows = list(range(len(documents)))
+    loaded, built = KeywordIndex(), KeywordIndex()
+    loaded.load(rows, [e for e, _ in documents], [c for _, c in documents], rows)
+    for row, (entity, content) in enumerate(documents):
+        built.put(row, entity, content, row)
+    assert loaded.postings == built.postings > 0
+    assert loaded.nbytes < built.nbytes / 3

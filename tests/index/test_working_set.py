@@ -356,3 +356,68 @@ def test_pairs_above_finds_every_near_duplicate_of_each_record_across_scan_block
     assert [(a, b) for a, b, _ in pairs] == expected
     assert {(a, b) for a, b, _ in pairs} >= {("r5", "r19000"), ("r17500", "r3")}
     assert all(score >= 0.99 for _, _, score in pairs)
+
+
+def _states(working: WorkingSet, queries: np.ndarray) -> dict[str, object]:
+    """What a recall and the maintenance pass read from a set."""
+    idf = {"fact": 0.3, "number": 0.2, "7": 1.5, "camp": 1.0}
+    return {
+        "records": dict(working.records),
+        "by_entity": working.by_entity,
+        "linked_from": working.linked_from,
+        "search": working.search_many(queries, 15),
+        "keywords": working.keyword_search(idf, 4.0, 20),
+        "stats": working.keyword_stats(idf),
+        "about": working.nearest_about(["ann", "bo"], queries[0], 10),
+        "vectors": {rid: v.tolist() for rid, v in working.vectors(working.records).items()},
+    }
+
+
+@pytest.mark.parametrize("int8_min_rows", [0, 100])
+def test_a_set_loaded_at_once_is_the_set_built_update_by_update(int8_min_rows: int) -> None:
+    rng = np.random.default_rng(17)
+    n = 400
+    records = [
+        record(
+            id=f"r{i}",
+            entity=("ann_hobby", "bo_work", "camp")[i % 3],
+            content=f"fact number {i} about camping",
+            related_entities=(("ann",), ("bo", "ann"), ())[i % 3],
+        )
+        for i in range(n)
+    ]
+    vectors = _unit(rng, n)
+    loaded = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM, int8_scan_min_rows=int8_min_rows)
+    built = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM, int8_scan_min_rows=int8_min_rows)
+    loaded.load(records, vectors, 5)
+    built.apply([Update(r, v) for r, v in zip(records, vectors, strict=True)], [], 5)
+    queries = _unit(np.random.default_rng(2), 3)
+
+    assert loaded.seq == built.seq == 5
+    assert len(loaded) == len(built) == n
+    assert _states(loaded, queries) == _states(built, queries)
+    assert loaded.nbytes < built.nbytes  # postings in arrays, not dicts
+
+    # Both then take the same changes alike, the loaded rows' included.
+    moved = [Update(records[i].evolve(content=f"camp {i}"), vectors[-i]) for i in range(0, n, 7)]
+    new = [Update(record(id=f"new{i}", entity="camp"), vectors[i]) for i in range(30)]
+    for working in (loaded, built):
+        working.apply([*moved, *new], [f"r{i}" for i in range(1, n, 5)], 6)
+    assert _states(loaded, queries) == _states(built, queries)
+
+
+def test_a_load_fills_only_an_empty_set_and_refuses_what_does_not_fit() -> None:
+    rng = np.random.default_rng(3)
+    records = [record(id=f"r{i}") for i in range(5)]
+    working = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM)
+    with pytest.raises(ValueError, match="vectors must be"):
+        working.load(records, _unit(rng, 4), 1)
+    with pytest.raises(ValueError, match="twice"):
+        working.load([*records, records[0]], _unit(rng, 6), 1)
+    assert len(working) == 0
+    assert working.seq == 0
+    working.load(records, _unit(rng, 5), 1)
+    with pytest.raises(ValueError, match="empty working set"):
+        working.load([record(id="other")], _unit(rng, 1), 2)
+    assert set(working.records) == {r.id for r in records}
+    assert working.seq == 1

@@ -166,6 +166,29 @@ def test_loaded_records_round_trip_every_field(tmp_path: Path) -> None:
     assert math.isinf(loaded[originals[1].id][0].expires_turn)
 
 
+def test_a_load_over_many_writes_pairs_each_record_with_its_vector(tmp_path: Path) -> None:
+    store = _open(str(tmp_path / "hot"))
+    written: dict[str, np.ndarray] = {}
+    for seq in range(1, 6):  # each write a new fragment; the watermark row moves along
+        batch = [(_rec(A, entity=f"topic_{i % 3}"), _unit(seq, i + 1)) for i in range(4)]
+        removed = list(written)[:1]  # the oldest record still live
+        store.write(A, Watermark(1, seq), batch, removed)
+        store.write(B, Watermark(2, seq), [(_rec(B), _unit(0, 0, 1))], ())
+        for rid in removed:
+            del written[rid]
+        written.update({r.id: v for r, v in batch})
+
+    snapshot = store.load(A)
+
+    assert snapshot.watermark == Watermark(1, 5)
+    assert {r.id: v.tolist() for r, v in zip(snapshot.records, snapshot.vectors, strict=True)} == {
+        rid: v.tolist() for rid, v in written.items()
+    }
+    # A value the rows repeat is one object in RAM, however many records hold it.
+    assert len({id(r.agent_id) for r in snapshot.records}) == 1
+    assert len({id(r.entity) for r in snapshot.records}) == 3
+
+
 def test_opening_with_another_model_or_dimension_is_refused(tmp_path: Path) -> None:
     uri = str(tmp_path / "hot")
     _open(uri)

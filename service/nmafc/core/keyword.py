@@ -86,13 +86,22 @@ def index_terms(text: str) -> tuple[list[str], int]:
     out of the terms (``keyword_terms`` never asks for them) but count in the length, which
     BM25 normalises by.
     """
-    tokens = _TOKEN.findall(text)
-    terms: list[str] = []
-    for token in tokens:
-        if token.isascii() and token.isdigit():
-            # Stemming leaves a number as written; numbers are mostly unique (ids, dates),
-            # so sending them through index_term's cache would only push words out of it.
-            terms.append(token)
-        elif (len(token) > 1 or token.isdigit()) and token.lower() not in STOPWORDS:
-            terms.append(index_term(token))
+    tokens = tokens_of(text)
+    terms = [term for token in tokens if (term := token_term(token)) is not None]
     return terms, len(tokens)
+
+
+def tokens_of(text: str) -> list[str]:
+    """The tokens of ``text`` as FTS5's ``unicode61`` tokenizer splits it."""
+    return _TOKEN.findall(text)
+
+
+def token_term(token: str) -> str | None:
+    """The term one token is indexed under, or None for a stop word or a single letter."""
+    if token.isascii() and token.isdigit():
+        # Stemming leaves a number as written; numbers are mostly unique (ids, dates),
+        # so sending them through index_term's cache would only push words out of it.
+        return token
+    if (len(token) > 1 or token.isdigit()) and token.lower() not in STOPWORDS:
+        return index_term(token)
+    return None

@@ -308,8 +308,7 @@ class HotTier:
             pairs = self._with_vectors(row, records) if records else []
             working.apply((Update(r, v) for r, v in pairs), (), row.seq)
             return working
-        updates = (Update(r, snapshot.vectors[i]) for i, r in enumerate(snapshot.records))
-        working.apply(updates, (), mark.seq)
+        working.load(snapshot.records, snapshot.vectors, mark.seq)
         return working
 
     def _advance_cache(

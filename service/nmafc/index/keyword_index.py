@@ -6,24 +6,30 @@ scope; the working set is in RAM already, so its texts are indexed beside its ve
 scored with NumPy over the postings instead. The score is FTS5's ``bm25()`` with the
 columns weighted as the Cold search weighs them (entity 0.5, content 1.0), over this
 scope's documents rather than the whole table.
+
+The documents a scope's load brings are indexed together into arrays (:class:`_Loaded`):
+each distinct word is stemmed once, and a posting costs ≈ 12 bytes instead of ≈ 90 as a
+dict entry. Documents put or changed after the load are held in dicts, which take one
+change at a time cheaply.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from nmafc.core.keyword import K1, B, index_terms
+from nmafc.core.keyword import K1, B, index_terms, token_term, tokens_of
 from nmafc.index.top_k import kth_highest
 
 ENTITY_WEIGHT = 0.5
 CONTENT_WEIGHT = 1.0
 _WEIGHTS: dict[float, float] = {}
 Rows = npt.NDArray[np.int64]
+_POSTING_BYTES = 90  # a (term, row) entry of the dicts, measured by tracemalloc
 Scores = npt.NDArray[np.float64]
 
 
@@ -31,6 +37,7 @@ class KeywordIndex:
     """Postings keyed by the caller's row numbers; one document per row."""
 
     def __init__(self) -> None:
+        self._loaded = _Loaded.empty()
         self._postings: dict[str, dict[int, float]] = {}
         # Each term's postings as arrays, built at its first lookup and dropped when it
         # changes: turning a common term's dict into arrays cost more than scoring it.
@@ -39,10 +46,74 @@ class KeywordIndex:
         self._length = np.zeros(4, dtype=np.float64)  # grown by doubling, as the matrix
         self._tie = np.zeros(4, dtype=np.int64)
         self.total_length = 0
-        self.postings = 0  # (term, row) entries held, for memory accounting
+        self.postings = 0  # (term, row) entries held
 
     def __len__(self) -> int:
-        return len(self._terms_of)
+        return len(self._terms_of) + self._loaded.documents
+
+    @property
+    def nbytes(self) -> int:
+        dicts = (self.postings - self._loaded.postings) * _POSTING_BYTES
+        return int(dicts + self._loaded.nbytes + self._length.nbytes + self._tie.nbytes)
+
+    def load(
+        self,
+        rows: Sequence[int],
+        entities: Sequence[str],
+        contents: Sequence[str],
+        ties: Sequence[int],
+    ) -> None:
+        """Index many documents into an empty index at once (a scope's load).
+
+        The same postings as :meth:`put` row by row, built in about a quarter of the time:
+        each distinct token is mapped to its term once for the whole batch.
+        """
+        row_array = np.asarray(rows, dtype=np.int64)
+        if len(self):
+            raise ValueError("load() fills an empty index; put() adds to one")
+        if len(np.unique(row_array)) != len(row_array):
+            raise ValueError("load() takes each row once")
+        slot_of_token: dict[str, int] = {}  # -1: a token with no term (a stop word)
+        slot_of: dict[str, int] = {}  # by term: tokens differing in case share one
+        entity_part: dict[str, tuple[dict[int, float], int]] = {}  # entities repeat
+        slots: list[int] = []
+        weights: list[float] = []
+        counts: list[int] = []
+        lengths: list[int] = []
+
+        def weigh(text: str, weight: float, document: dict[int, float]) -> int:
+            tokens = tokens_of(text)
+            for token in tokens:
+                slot = slot_of_token.get(token)
+                if slot is None:
+                    term = token_term(token)
+                    slot = -1 if term is None else slot_of.setdefault(term, len(slot_of))
+                    slot_of_token[token] = slot
+                if slot >= 0:
+                    document[slot] = document.get(slot, 0.0) + weight
+            return len(tokens)
+
+        for entity, content in zip(entities, contents, strict=True):
+            known = entity_part.get(entity)
+            if known is None:
+                part: dict[int, float] = {}
+                known = entity_part[entity] = (part, weigh(entity, ENTITY_WEIGHT, part))
+            document = dict(known[0])
+            length = known[1] + weigh(content, CONTENT_WEIGHT, document)
+            slots.extend(document)
+            weights.extend(document.values())
+            counts.append(len(document))
+            lengths.append(length)
+        size = int(row_array.max(initial=-1)) + 1
+        if size > len(self._length):
+            self._length = _grown(self._length, size)
+            self._tie = _grown(self._tie, size)
+        self._length[row_array] = lengths
+        self._tie[row_array] = np.asarray(ties, dtype=np.int64)
+        self.total_length = int(sum(lengths))
+        self._arrays.clear()
+        self._loaded = _Loaded.build(list(slot_of), row_array, slots, weights, counts, size)
+        self.postings = len(slots)
 
     def put(self, row: int, entity: str, content: str, tie: int) -> None:
         """Index (or re-index) the document at ``row``; ``tie`` orders it among equals."""
@@ -73,20 +144,24 @@ class KeywordIndex:
     def remove(self, row: int) -> None:
         terms = self._terms_of.pop(row, None)
         if terms is None:
-            return
+            terms = self._loaded.remove(row)
+            if terms is None:
+                return
+        else:
+            for term in terms:
+                posting = self._postings[term]
+                del posting[row]
+                if not posting:
+                    del self._postings[term]
         self.postings -= len(terms)
         for term in terms:
-            posting = self._postings[term]
-            del posting[row]
             self._arrays.pop(term, None)
-            if not posting:
-                del self._postings[term]
         self.total_length -= int(self._length[row])
         self._length[row] = 0
 
     def frequency(self, term: str) -> int:
         """Documents containing ``term``."""
-        return len(self._postings.get(term, ()))
+        return len(self._postings.get(term, ())) + self._loaded.frequency(term)
 
     def top(
         self, idf: Mapping[str, float], average_length: float, limit: int
@@ -144,13 +219,20 @@ class KeywordIndex:
         """
         arrays = self._arrays.get(term)
         if arrays is None:
+            rows, freq = self._loaded.posting(term)
             posting = self._postings.get(term)
-            if not posting:
+            if posting:
+                rows = np.concatenate(
+                    [rows, np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))]
+                )
+                freq = np.concatenate(
+                    [freq, np.fromiter(posting.values(), dtype=np.float64, count=len(posting))]
+                )
+                order = np.argsort(rows)
+                rows, freq = rows[order], freq[order]
+            if not len(rows):
                 return None
-            rows = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
-            freq = np.fromiter(posting.values(), dtype=np.float64, count=len(posting))
-            order = np.argsort(rows)
-            arrays = self._arrays[term] = _Posting(rows[order], freq[order])
+            arrays = self._arrays[term] = _Posting(rows, freq)
         saturated = arrays.saturated
         if saturated is None or saturated[0] != average_length:
             rows, freq = arrays.rows, arrays.freq
@@ -165,6 +247,99 @@ class _Posting:
     rows: Rows
     freq: Scores
     saturated: tuple[float, Scores] | None = None  # (average length, tf part) last asked
+
+
+class _Loaded:
+    """The postings of documents indexed together, as arrays by term (rows ascending).
+
+    A document removed later is marked dead here rather than cut out: its terms' counts
+    go down and the lookups of its terms skip it.
+    """
+
+    def __init__(
+        self,
+        terms: list[str],
+        documents: Rows,
+        slots: npt.NDArray[np.int32],
+        weights: npt.NDArray[np.float32],
+        counts: npt.NDArray[np.int64],
+        size: int,
+    ) -> None:
+        """``counts[i]`` of the (``slots``, ``weights``) pairs, in order, are ``documents[i]``'s."""
+        self.terms = terms
+        self._slot_of = {term: slot for slot, term in enumerate(terms)}
+        self._slots = slots  # document by document, for removing one
+        ends = np.cumsum(counts)
+        self._first = np.zeros(size, dtype=np.int64)
+        self._end = np.zeros(size, dtype=np.int64)
+        self._first[documents], self._end[documents] = ends - counts, ends
+        rows = np.repeat(documents, counts).astype(np.int32)
+        order = np.lexsort((rows, slots))  # by term, then by row
+        self._rows, self._freq = rows[order], weights[order]
+        self._starts = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(slots, minlength=len(terms)), out=self._starts[1:])
+        self._count = np.diff(self._starts).astype(np.int32)  # live documents per term
+        self._live = np.zeros(size, dtype=bool)
+        self._live[documents] = True
+        self._removed = False  # once a document is, lookups filter by _live
+        self.documents = len(documents)
+        self.postings = len(slots)
+
+    @classmethod
+    def empty(cls) -> _Loaded:
+        return cls.build([], np.zeros(0, dtype=np.int64), [], [], [], 0)
+
+    @classmethod
+    def build(
+        cls,
+        terms: list[str],
+        documents: Rows,
+        slots: list[int],
+        weights: list[float],
+        counts: list[int],
+        size: int,
+    ) -> _Loaded:
+        return cls(
+            terms,
+            documents,
+            np.asarray(slots, dtype=np.int32),
+            np.asarray(weights, dtype=np.float32),  # sums of 0.5 and 1.0: exact
+            np.asarray(counts, dtype=np.int64),
+            size,
+        )
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self._slots, self._first, self._end, self._rows, self._freq, self._starts)
+        return int(sum(a.nbytes for a in arrays) + self._count.nbytes + self._live.nbytes)
+
+    def frequency(self, term: str) -> int:
+        slot = self._slot_of.get(term)
+        return 0 if slot is None else int(self._count[slot])
+
+    def posting(self, term: str) -> tuple[Rows, Scores]:
+        """The live documents holding ``term``: rows ascending, weighted frequencies."""
+        slot = self._slot_of.get(term)
+        if slot is None or not self._count[slot]:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        start, stop = self._starts[slot], self._starts[slot + 1]
+        rows, freq = self._rows[start:stop].astype(np.int64), self._freq[start:stop]
+        if self._removed:
+            live = self._live[rows]
+            rows, freq = rows[live], freq[live]
+        return rows, freq.astype(np.float64)
+
+    def remove(self, row: int) -> tuple[str, ...] | None:
+        """Mark ``row``'s document dead: its terms, or None if it is not a live one here."""
+        if row >= len(self._live) or not self._live[row]:
+            return None
+        self._live[row] = False
+        self._removed = True
+        self.documents -= 1
+        slots = self._slots[self._first[row] : self._end[row]]
+        self._count[slots] -= 1
+        self.postings -= len(slots)
+        return tuple(self.terms[int(slot)] for slot in slots)
 
 
 def _grown(array: npt.NDArray[Any], size: int) -> npt.NDArray[Any]:

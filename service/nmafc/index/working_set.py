@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,18 +24,16 @@ import numpy.typing as npt
 from nmafc.core.keyword import tie_key
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import Scope
-from nmafc.index.half import HALF, widened
+from nmafc.index.half import HALF, Half, widened
 from nmafc.index.int8_scan import Int8Scan
 from nmafc.index.keyword_index import KeywordIndex
 from nmafc.index.top_k import best_rows
 from nmafc.rwlock import SharedLock
 
 Vector = npt.NDArray[np.float32]
-# Measured by tracemalloc over a 10^5-record scope loaded from LanceDB (RSS grew 2.8-3.1 KB
-# a record in all): a record object with its strings, ids and graph entries, ≈ 820 bytes;
-# a (term, row) posting with its share of the cached arrays, ≈ 90.
+# Measured by tracemalloc over a 10^5-record scope loaded from LanceDB: a record object
+# with its strings, ids and graph entries, ≈ 820 bytes.
 _RECORD_OVERHEAD_BYTES = 800
-_POSTING_BYTES = 90
 # Rows a new set starts with (capacity doubles as it grows). Most scopes are small, and
 # a cache holds thousands of them: 64 rows of 384 floats were 96 KiB of zeros per scope,
 # most of a server's RSS growth as conversations accumulated.
@@ -82,7 +80,7 @@ class WorkingSet:
             self._matrix.nbytes
             + (self._int8.nbytes if self._int8 is not None else 0)
             + len(self.records) * _RECORD_OVERHEAD_BYTES
-            + self._keywords.postings * _POSTING_BYTES
+            + self._keywords.nbytes
         )
 
     def needs_vector(self, record: MemoryRecord) -> bool:
@@ -103,11 +101,42 @@ class WorkingSet:
             for update in updates:
                 self._put(update.record, update.vector)
             self.seq = seq
-            n = len(self._ids)
-            if self._int8 is None and 0 < self._int8_min_rows <= n:
-                self._int8 = Int8Scan(self.dim)
-            if self._int8 is not None:
-                self._int8.sync(self._matrix, n)
+            self._sync_int8()
+
+    def load(self, records: Sequence[MemoryRecord], vectors: Vector | Half, seq: int) -> None:
+        """Fill an empty set with ``records``, row ``i`` of ``vectors`` being record ``i``'s.
+
+        What :meth:`apply` does update by update, done for the whole scope at once: the
+        matrix narrowed in one pass, ids and rows mapped in one, the keyword index built in
+        one batch (see :meth:`KeywordIndex.load`).
+        """
+        ids = [record.id for record in records]
+        if vectors.shape != (len(ids), self.dim):
+            raise ValueError(f"vectors must be ({len(ids)}, {self.dim}), got {vectors.shape}")
+        row_of = dict(zip(ids, range(len(ids)), strict=True))
+        if len(row_of) != len(ids):
+            raise ValueError("a record id occurs twice in one load")
+        with self.lock.exclusive():
+            if self._ids:
+                raise ValueError("load() fills an empty working set; apply() changes one")
+            if ids:
+                self._matrix = np.array(vectors, dtype=HALF, order="C")
+                self._alive = np.ones(len(ids), dtype=bool)
+                self._ids = list(ids)
+                self._row_of = row_of
+                self.records = dict(zip(ids, records, strict=True))
+                for record in records:
+                    self.by_entity.setdefault(record.entity, set()).add(record.id)
+                    for entity in record.related_entities:
+                        self.linked_from.setdefault(entity, set()).add(record.id)
+                self._keywords.load(
+                    range(len(ids)),
+                    [record.entity for record in records],
+                    [record.content for record in records],
+                    [tie_key(rid) for rid in ids],
+                )
+            self.seq = seq
+            self._sync_int8()
 
     def search_many(self, queries: Vector, limit: int) -> list[list[tuple[str, float]]]:
         """Exact cosine similarity (vectors are unit length) for each row of ``queries``
@@ -265,6 +294,13 @@ class WorkingSet:
                 for i in best_rows(scores, min(limit, len(rows)))
                 if (rid := self._ids[int(rows[i])]) is not None
             ]
+
+    def _sync_int8(self) -> None:
+        n = len(self._ids)
+        if self._int8 is None and 0 < self._int8_min_rows <= n:
+            self._int8 = Int8Scan(self.dim)
+        if self._int8 is not None:
+            self._int8.sync(self._matrix, n)
 
     def _put(self, record: MemoryRecord, vector: Vector | None) -> None:
         previous = self.records.get(record.id)
