@@ -169,6 +169,9 @@ class SeaweedFS:
                     "-s3.port.iceberg=0",
                     "-s3.port.lance=0",
                     "-volume.max=0",
+                    # Volumes of the default 30 GB on a disk with 77 GB free left room for
+                    # two: the filer took both and every PUT to the bucket got a 500.
+                    "-master.volumeSizeLimitMB=256",
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
