@@ -65,8 +65,9 @@ class KeywordIndex:
     ) -> None:
         """Index many documents into an empty index at once (a scope's load).
 
-        The same postings as :meth:`put` row by row, built in about a quarter of the time:
-        each distinct token is mapped to its term once for the whole batch.
+        The same postings as :meth:`put` row by row, built in about half the time (10^5
+        records: 2.1 -> 0.8-1.4 s): each distinct token is mapped to its term once for the
+        whole batch, and each distinct entity's tokens once.
         """
         row_array = np.asarray(rows, dtype=np.int64)
         if len(self):
@@ -112,7 +113,7 @@ class KeywordIndex:
         self._tie[row_array] = np.asarray(ties, dtype=np.int64)
         self.total_length = int(sum(lengths))
         self._arrays.clear()
-        self._loaded = _Loaded.build(list(slot_of), row_array, slots, weights, counts, size)
+        self._loaded = _Loaded(list(slot_of), row_array, slots, weights, counts, size)
         self.postings = len(slots)
 
     def put(self, row: int, entity: str, content: str, tie: int) -> None:
@@ -260,24 +261,26 @@ class _Loaded:
         self,
         terms: list[str],
         documents: Rows,
-        slots: npt.NDArray[np.int32],
-        weights: npt.NDArray[np.float32],
-        counts: npt.NDArray[np.int64],
+        slots: list[int],
+        weights: list[float],
+        counts: list[int],
         size: int,
     ) -> None:
         """``counts[i]`` of the (``slots``, ``weights``) pairs, in order, are ``documents[i]``'s."""
         self.terms = terms
         self._slot_of = {term: slot for slot, term in enumerate(terms)}
-        self._slots = slots  # document by document, for removing one
-        ends = np.cumsum(counts)
+        self._slots = np.asarray(slots, dtype=np.int32)  # by document, for removing one
+        counts_array = np.asarray(counts, dtype=np.int64)
+        ends = np.cumsum(counts_array)
         self._first = np.zeros(size, dtype=np.int64)
         self._end = np.zeros(size, dtype=np.int64)
-        self._first[documents], self._end[documents] = ends - counts, ends
-        rows = np.repeat(documents, counts).astype(np.int32)
-        order = np.lexsort((rows, slots))  # by term, then by row
-        self._rows, self._freq = rows[order], weights[order]
+        self._first[documents], self._end[documents] = ends - counts_array, ends
+        rows = np.repeat(documents, counts_array).astype(np.int32)
+        order = np.lexsort((rows, self._slots))  # by term, then by row
+        self._rows = rows[order]
+        self._freq = np.asarray(weights, dtype=np.float32)[order]  # sums of 0.5 and 1.0: exact
         self._starts = np.zeros(len(terms) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(slots, minlength=len(terms)), out=self._starts[1:])
+        np.cumsum(np.bincount(self._slots, minlength=len(terms)), out=self._starts[1:])
         self._count = np.diff(self._starts).astype(np.int32)  # live documents per term
         self._live = np.zeros(size, dtype=bool)
         self._live[documents] = True
@@ -287,26 +290,7 @@ class _Loaded:
 
     @classmethod
     def empty(cls) -> _Loaded:
-        return cls.build([], np.zeros(0, dtype=np.int64), [], [], [], 0)
-
-    @classmethod
-    def build(
-        cls,
-        terms: list[str],
-        documents: Rows,
-        slots: list[int],
-        weights: list[float],
-        counts: list[int],
-        size: int,
-    ) -> _Loaded:
-        return cls(
-            terms,
-            documents,
-            np.asarray(slots, dtype=np.int32),
-            np.asarray(weights, dtype=np.float32),  # sums of 0.5 and 1.0: exact
-            np.asarray(counts, dtype=np.int64),
-            size,
-        )
+        return cls([], np.zeros(0, dtype=np.int64), [], [], [], 0)
 
     @property
     def nbytes(self) -> int:

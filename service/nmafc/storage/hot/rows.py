@@ -126,7 +126,7 @@ def live_table(
         "expires_turn": [None if math.isinf(r.expires_turn) else r.expires_turn for r in records],
         "version": [r.version for r in records],
         "vector": _vector_column(
-            np.stack([v for _, v in upserts]) if upserts else np.zeros((0, dim)), dim
+            np.stack([v for _, v in upserts]) if upserts else np.zeros((0, dim))
         ),
     }
     return _table(schema, columns)
@@ -155,14 +155,15 @@ def marker_table(
         "state": [state] * n,
         "scope_pk": [watermark.scope_pk] * n,
         "seq": [watermark.seq] * n,
-        "vector": _vector_column(np.broadcast_to(unit, (n, len(unit))), len(unit)),
+        "vector": _vector_column(np.broadcast_to(unit, (n, len(unit)))),
     }
     return _table(schema, columns)
 
 
-def _vector_column(matrix: npt.NDArray[Any], dim: int) -> pa.FixedSizeListArray:
+def _vector_column(matrix: npt.NDArray[Any]) -> pa.FixedSizeListArray:
+    """The rows of ``matrix`` (n × dim) as a vector column; the inverse of :func:`vectors_of`."""
     flat = np.ascontiguousarray(matrix, dtype=np.float32).ravel()
-    return pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dim)
+    return pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), matrix.shape[1])
 
 
 def _table(schema: pa.Schema, columns: Mapping[str, Any]) -> pa.Table:
