@@ -10,7 +10,7 @@ import pytest
 
 from nmafc.core.scope import AgentScope, Scope
 from nmafc.core.tiers import Tier
-from nmafc.errors import EmbeddingModelMismatch
+from nmafc.errors import EmbeddingModelMismatch, StoreUnavailable
 from nmafc.storage.hot.lance import HotStore
 from nmafc.storage.hot.rows import Watermark
 from nmafc.storage.hot.s3 import storage_options
@@ -233,6 +233,39 @@ def test_the_same_store_works_on_s3(s3_server: S3Server) -> None:
     )
     assert reopened.load(A).watermark == Watermark(1, 2)
     assert not math.isnan(hits[a.id])
+
+
+@pytest.mark.s3
+def test_after_a_missed_deadline_the_next_call_runs_on_a_client_of_its_own(
+    s3_server: S3Server,
+) -> None:
+    """New calls through the session of calls stuck on a dead server were seen to hang for
+    minutes after S3 came back (the S3-outage fault test): a trip opens a fresh one."""
+    options = storage_options(
+        endpoint=s3_server.endpoint,
+        region=s3_server.region,
+        access_key_id=s3_server.access_key,
+        secret_access_key=s3_server.secret_key,
+        allow_http=True,
+    )
+    store = HotStore.open(
+        s3_server.uri("hot-reconnect"), table="memories", model="test-model", dim=DIM,
+        options=options,
+    )  # fmt: skip
+    a = _rec(A)
+    store.write(A, Watermark(1, 1), [(a, _unit(1, 0))], ())
+    store.guard_calls(timeout_s=1e-6, cooldown_s=0.0)
+    opened_with = store._session
+    with pytest.raises(StoreUnavailable):  # no S3 call answers within a microsecond
+        store.count(A)
+    assert store.guard is not None
+    store.guard.timeout_s = 30.0
+    assert store.count(A) == 1
+    assert store._session is not None
+    assert store._session is not opened_with
+    b = _rec(A)
+    store.write(A, Watermark(1, 2), [(b, _unit(0, 1))], ())
+    assert store.load(A).watermark == Watermark(1, 2)
 
 
 def test_a_handle_sees_rows_another_process_committed_within_the_consistency_interval(

@@ -113,7 +113,7 @@ class HotStore:
         ann_policy: AnnPolicy | None = None,
     ) -> None:
         self.guard: HotGuard | None = None
-        self._reopen: Callable[[], Any] | None = None
+        self._reopen: Callable[[], tuple[Any, Any]] | None = None
         self._session: Any = None
         self._table = table
         self.dim = dim
@@ -159,7 +159,7 @@ class HotStore:
         session = policy.session()
         consistency = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
 
-        def connect() -> Any:
+        def connect(session: Any) -> Any:
             return lancedb.connect(
                 uri,
                 storage_options=dict(options or {}) or None,
@@ -168,7 +168,7 @@ class HotStore:
             )
 
         try:
-            db = connect()
+            db = connect(session)
             if table in db.list_tables().tables:
                 handle = db.open_table(table)
                 check_pinned(handle.schema, model, dim, uri)
@@ -190,7 +190,14 @@ class HotStore:
             raise StoreNotWritable(f"The Hot store at {uri} cannot be opened: {exc}.") from exc
         store = cls(handle, dim, model, policy, ann_policy)
         store._session = session
-        store._reopen = lambda: connect().open_table(table)
+
+        def reopen() -> tuple[Any, Any]:
+            # A session (and so an S3 client) of its own: after an outage, new calls through
+            # the old one were seen to hang for minutes behind calls stuck on the dead server.
+            fresh = policy.session()
+            return connect(fresh).open_table(table), fresh
+
+        store._reopen = reopen
         return store
 
     def guard_calls(self, timeout_s: float, cooldown_s: float) -> None:
@@ -201,7 +208,7 @@ class HotStore:
         if self._reopen is None:
             return
         try:
-            self._table = self._reopen()
+            self._table, self._session = self._reopen()
         except Exception as exc:  # lancedb reports a failed connect as ValueError
             raise StoreUnavailable(f"The Hot store cannot be reached: {exc}.") from exc
 
