@@ -13,7 +13,6 @@ from nmafc.core.tiers import Tier
 from nmafc.errors import EmbeddingModelMismatch, StoreUnavailable
 from nmafc.storage.hot.lance import HotStore
 from nmafc.storage.hot.rows import Watermark
-from nmafc.storage.hot.s3 import storage_options
 
 from ..conftest import S3Server
 from ..core.factories import record
@@ -214,13 +213,7 @@ def test_purge_removes_a_scope_or_a_whole_agent(tmp_path: Path) -> None:
 
 @pytest.mark.s3
 def test_the_same_store_works_on_s3(s3_server: S3Server) -> None:
-    options = storage_options(
-        endpoint=s3_server.endpoint,
-        region=s3_server.region,
-        access_key_id=s3_server.access_key,
-        secret_access_key=s3_server.secret_key,
-        allow_http=True,
-    )
+    options = s3_server.lance_options()
     store = HotStore.open(
         s3_server.uri("hot-unit"), table="memories", model="test-model", dim=DIM, options=options
     )
@@ -241,13 +234,7 @@ def test_after_a_missed_deadline_the_next_call_runs_on_a_client_of_its_own(
 ) -> None:
     """New calls through the session of calls stuck on a dead server were seen to hang for
     minutes after S3 came back (the S3-outage fault test): a trip opens a fresh one."""
-    options = storage_options(
-        endpoint=s3_server.endpoint,
-        region=s3_server.region,
-        access_key_id=s3_server.access_key,
-        secret_access_key=s3_server.secret_key,
-        allow_http=True,
-    )
+    options = s3_server.lance_options()
     store = HotStore.open(
         s3_server.uri("hot-reconnect"), table="memories", model="test-model", dim=DIM,
         options=options,

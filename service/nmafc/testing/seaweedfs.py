@@ -41,6 +41,18 @@ class S3Server:
             "NMAFC_HOT_S3_ALLOW_HTTP": "true",
         }
 
+    def lance_options(self) -> dict[str, str]:
+        """The LanceDB ``storage_options`` NMAFC's Hot store uses on this server."""
+        from nmafc.storage.hot.s3 import storage_options
+
+        return storage_options(
+            endpoint=self.endpoint,
+            region=self.region,
+            access_key_id=self.access_key,
+            secret_access_key=self.secret_key,
+            allow_http=True,
+        )
+
     def client(self) -> Any:
         """A boto3 S3 client for this server."""
         import boto3

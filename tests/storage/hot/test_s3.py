@@ -11,7 +11,6 @@ import pytest
 
 from nmafc.errors import ConfigurationError
 from nmafc.storage.hot.lance import HotStore
-from nmafc.storage.hot.s3 import storage_options
 from nmafc.testing.seaweedfs import S3Server, free_port
 
 pytestmark = pytest.mark.s3
@@ -20,13 +19,7 @@ pytestmark = pytest.mark.s3
 def test_opening_the_hot_store_in_a_missing_bucket_names_the_bucket_and_the_fix(
     s3_server: S3Server,
 ) -> None:
-    options = storage_options(
-        endpoint=s3_server.endpoint,
-        region=s3_server.region,
-        access_key_id=s3_server.access_key,
-        secret_access_key=s3_server.secret_key,
-        allow_http=True,
-    )
+    options = s3_server.lance_options()
     with pytest.raises(ConfigurationError) as raised:
         HotStore.open("s3://no-such-bucket/hot", table="memories", model="m", dim=4,
                       options=options)  # fmt: skip
