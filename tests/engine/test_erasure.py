@@ -6,6 +6,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine
 
 from nmafc.core.scope import AgentScope, Scope
 from nmafc.engine.engine import MemoryEngine
@@ -25,6 +26,15 @@ def _write_secret(engine: MemoryEngine, scope: Scope, token: str) -> None:
     record = next(r for r in engine.working_set(scope).values() if token in r.content)
     engine.update(scope, record.id, content=f"Caroline's locker code is {token}.")
     engine.flush()
+
+
+def _postgres_settings(data_dir: Path, postgres_uri: str) -> Settings:
+    return Settings(
+        data_dir=data_dir,
+        cold={"uri": postgres_uri},  # type: ignore[arg-type]
+        consolidation={"inline": False},  # type: ignore[arg-type]
+        extractor="verbatim",
+    )
 
 
 def test_a_purged_phrase_is_in_no_file_of_the_data_directory(
@@ -75,12 +85,7 @@ def test_an_agent_purge_erases_every_conversation_and_spares_other_agents(
 def test_on_postgres_purge_vacuums_and_erase_leaves_no_relation_file_holding_the_phrase(
     postgres_uri: str, shared_embedder: object, tmp_path: Path
 ) -> None:
-    settings = Settings(
-        data_dir=tmp_path,
-        cold={"uri": postgres_uri},  # type: ignore[arg-type]
-        consolidation={"inline": False},  # type: ignore[arg-type]
-        extractor="verbatim",
-    )
+    settings = _postgres_settings(tmp_path, postgres_uri)
     schema = postgres_uri.rsplit("%3D", 1)[1]
     scope, neighbour = Scope("agent-pg", "secret"), Scope("agent-pg", "kept")
     token, kept = phrase(), phrase()
@@ -109,6 +114,43 @@ def test_on_postgres_purge_vacuums_and_erase_leaves_no_relation_file_holding_the
         assert kept in engine.recall(neighbour, kept, RecallOptions(reinforce=False)).context
         assert_consistent(engine, neighbour)
     finally:
+        engine.close()
+
+
+@pytest.mark.postgres
+def test_on_postgres_erase_says_which_session_kept_rows_and_completes_once_it_ends(
+    postgres_uri: str, shared_embedder: object, tmp_path: Path
+) -> None:
+    """VACUUM FULL copies the row versions an older snapshot can still see; the receipt
+    must not call that complete (it did, while the phrase was still in the files)."""
+    settings = _postgres_settings(tmp_path, postgres_uri)
+    schema = postgres_uri.rsplit("%3D", 1)[1]
+    scope, token = Scope("agent-pg", "secret"), phrase()
+    engine = MemoryEngine.open(settings, embedder=shared_embedder)  # type: ignore[arg-type]
+    holder = create_engine(POSTGRES_ADMIN_URL).connect()
+    try:
+        _write_secret(engine, scope, token)
+        reader = holder.begin()  # a report's long REPEATABLE READ, say
+        holder.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        # A snapshot that touched none of the tables: it holds no lock VACUUM FULL waits
+        # for, yet the rows it may see must be kept.
+        holder.exec_driver_sql("SELECT count(*) FROM pg_class")
+        pid = holder.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+        engine.purge(scope)
+
+        held = engine.erase()["cold"]
+        assert not held.complete
+        assert held.note is not None
+        assert f"Sessions {pid} " in held.note
+        assert "run `nmafc erase` again" in held.note
+        assert postgres_files_holding(POSTGRES_ADMIN_URL, schema, token)[1]
+
+        reader.rollback()
+        report = engine.erase()["cold"]
+        assert report.complete
+        assert postgres_files_holding(POSTGRES_ADMIN_URL, schema, token)[1] == []
+    finally:
+        holder.close()
         engine.close()
 
 

@@ -12,7 +12,11 @@ PostgreSQL: a plain ``VACUUM`` marks dead tuples' space reusable without overwri
 and a GIN index keeps the purged lexemes, so a purge vacuums the touched tables (cheap,
 no lock that blocks readers or writers) and says the bytes may remain. ``nmafc erase``
 runs ``VACUUM FULL``, which rewrites each table, its TOAST table and its indexes into
-new files, under an ACCESS EXCLUSIVE lock on tables every tenant shares.
+new files, under an ACCESS EXCLUSIVE lock on tables every tenant shares. It still copies
+the row versions an older snapshot of another session may see, so the erasure is complete
+only when no session of the database held one from before the rewrite: ``erase_all`` waits
+a little for such sessions to end and otherwise says which ones kept rows (visible to a role
+allowed to read their ``pg_stat_activity`` rows, e.g. the tables' owner or a superuser).
 """
 
 from __future__ import annotations
@@ -60,8 +64,19 @@ def erase_all(engine: Engine) -> Erasure:
     """``nmafc erase``: rewrite the whole store so no file keeps freed bytes."""
     started = time.perf_counter()
     if engine.dialect.name == "postgresql":
-        _vacuum(engine, full=True)
+        _wait_for_older_snapshots(engine)
+        holders = _vacuum_full(engine)
         counts = {"ms": round((time.perf_counter() - started) * 1000)}
+        if holders:
+            sessions = ", ".join(str(pid) for pid in holders)
+            return Erasure(
+                ("vacuum_full",),
+                False,
+                counts,
+                f"Sessions {sessions} of this database held snapshots older than the "
+                "rewrite, so VACUUM FULL kept the row versions they can still see; end "
+                "their transactions (pg_stat_activity) and run `nmafc erase` again.",
+            )
         return Erasure(
             ("vacuum_full",),
             True,
@@ -109,6 +124,41 @@ def _checkpoint(engine: Engine) -> bool:
             return True
         time.sleep(0.1 * (attempt + 1))
     return False
+
+
+# Sessions other than this one whose snapshot (or running write) began before ``:since``:
+# the row versions such a snapshot may see survive any VACUUM.
+_OLDER_SNAPSHOTS = text(
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+    "AND pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) "
+    "AND xact_start < :since ORDER BY pid"
+)
+_SNAPSHOT_WAIT_S = 5.0
+
+
+def _older_snapshots(engine: Engine, since: object) -> list[int]:
+    with engine.connect() as conn:
+        return [int(pid) for (pid,) in conn.execute(_OLDER_SNAPSHOTS, {"since": since})]
+
+
+def _server_now(engine: Engine) -> object:
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT clock_timestamp()")).scalar_one()
+
+
+def _wait_for_older_snapshots(engine: Engine) -> None:
+    """Give transactions already open a few seconds to end before rewriting the tables."""
+    now = _server_now(engine)
+    deadline = time.monotonic() + _SNAPSHOT_WAIT_S
+    while _older_snapshots(engine, now) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def _vacuum_full(engine: Engine) -> list[int]:
+    """Rewrite every tenant table; the sessions whose older snapshots kept row versions."""
+    started = _server_now(engine)
+    _vacuum(engine, full=True)
+    return _older_snapshots(engine, started)
 
 
 def _vacuum(engine: Engine, *, full: bool) -> None:
