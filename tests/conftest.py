@@ -103,16 +103,20 @@ def cold_uri(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 # -- the engine ------------------------------------------------------------------------
 
 
-@pytest.fixture
-def settings(tmp_path: Path, cold_uri: str) -> Settings:
-    # Engine and storage tests pin mechanics (one fact per message keeps counts exact);
-    # the rule-based extractor has its own tests in tests/core/extraction.
+def engine_settings(data_dir: Path, cold_uri: str) -> Settings:
+    """Engine and storage tests pin mechanics (one fact per message keeps counts exact);
+    the rule-based extractor has its own tests in tests/core/extraction."""
     return Settings(
-        data_dir=tmp_path,
+        data_dir=data_dir,
         cold={"uri": cold_uri},  # type: ignore[arg-type]
         consolidation={"inline": False},  # type: ignore[arg-type]
         extractor="verbatim",
     )
+
+
+@pytest.fixture
+def settings(tmp_path: Path, cold_uri: str) -> Settings:
+    return engine_settings(tmp_path, cold_uri)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from nmafc.engine.engine import MemoryEngine
 from nmafc.engine.recall import RecallOptions
 from nmafc.settings import Settings
 
-from ..conftest import POSTGRES_ADMIN_URL, S3Server
+from ..conftest import POSTGRES_ADMIN_URL, S3Server, engine_settings
 from ..erasure import files_holding, objects_holding, phrase, postgres_files_holding
 from .helpers import assert_consistent, say
 
@@ -26,15 +26,6 @@ def _write_secret(engine: MemoryEngine, scope: Scope, token: str) -> None:
     record = next(r for r in engine.working_set(scope).values() if token in r.content)
     engine.update(scope, record.id, content=f"Caroline's locker code is {token}.")
     engine.flush()
-
-
-def _postgres_settings(data_dir: Path, postgres_uri: str) -> Settings:
-    return Settings(
-        data_dir=data_dir,
-        cold={"uri": postgres_uri},  # type: ignore[arg-type]
-        consolidation={"inline": False},  # type: ignore[arg-type]
-        extractor="verbatim",
-    )
 
 
 def test_a_purged_phrase_is_in_no_file_of_the_data_directory(
@@ -85,7 +76,7 @@ def test_an_agent_purge_erases_every_conversation_and_spares_other_agents(
 def test_on_postgres_purge_vacuums_and_erase_leaves_no_relation_file_holding_the_phrase(
     postgres_uri: str, shared_embedder: object, tmp_path: Path
 ) -> None:
-    settings = _postgres_settings(tmp_path, postgres_uri)
+    settings = engine_settings(tmp_path, postgres_uri)
     schema = postgres_uri.rsplit("%3D", 1)[1]
     scope, neighbour = Scope("agent-pg", "secret"), Scope("agent-pg", "kept")
     token, kept = phrase(), phrase()
@@ -123,7 +114,7 @@ def test_on_postgres_erase_says_which_session_kept_rows_and_completes_once_it_en
 ) -> None:
     """VACUUM FULL copies the row versions an older snapshot can still see; the receipt
     must not call that complete (it did, while the phrase was still in the files)."""
-    settings = _postgres_settings(tmp_path, postgres_uri)
+    settings = engine_settings(tmp_path, postgres_uri)
     schema = postgres_uri.rsplit("%3D", 1)[1]
     scope, token = Scope("agent-pg", "secret"), phrase()
     engine = MemoryEngine.open(settings, embedder=shared_embedder)  # type: ignore[arg-type]

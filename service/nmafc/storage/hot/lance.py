@@ -159,11 +159,11 @@ class HotStore:
         session = policy.session()
         consistency = None if read_consistency_s is None else timedelta(seconds=read_consistency_s)
 
-        def connect(session: Any) -> Any:
+        def connect(through: Any) -> Any:
             return lancedb.connect(
                 uri,
                 storage_options=dict(options or {}) or None,
-                session=session,
+                session=through,
                 read_consistency_interval=consistency,
             )
 
