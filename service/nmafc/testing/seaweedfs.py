@@ -6,6 +6,7 @@ the scaled-mode smoke run and the fault tests all start it the same way, from he
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -188,7 +190,9 @@ class SeaweedFS:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        self._create_bucket(time.monotonic() + timeout_s)
+        deadline = time.monotonic() + timeout_s
+        self._create_bucket(deadline)
+        self._wait_for_volume_room(deadline)
         return self.server
 
     def stop(self) -> None:
@@ -203,19 +207,47 @@ class SeaweedFS:
             process.kill()
             process.wait()
 
+    def _wait_for_volume_room(self, deadline: float) -> None:
+        """Return once the volume server has joined the master with room for volumes.
+
+        The filer keeps bucket metadata itself, so the bucket exists before any volume
+        server has registered; under load that took 3-4 s more, and a PUT meanwhile fails.
+        """
+        status = f"http://127.0.0.1:{self.ports['master']}/dir/status"
+        room = 0
+        while time.monotonic() < deadline:
+            self._raise_if_exited()
+            try:
+                with urllib.request.urlopen(status, timeout=5) as reply:  # noqa: S310 (loopback)
+                    room = int(json.load(reply)["Topology"]["Max"])
+            except (OSError, ValueError, KeyError):
+                room = 0
+            if room > 0:
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(
+            "SeaweedFS's volume server did not join its master with room for a volume "
+            f"(needs 256 MB free under {self.data_dir}); see {self.data_dir / 'weed.log'}"
+        )
+
+    def _raise_if_exited(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            return
+        log_path = self.data_dir / "weed.log"
+        with log_path.open("rb") as log:
+            log.seek(self._log_start)
+            said = log.read().decode(errors="replace")
+        self.process = None
+        error = PortTaken if "address already in use" in said else RuntimeError
+        raise error(f"SeaweedFS exited; see {log_path}")
+
     def _create_bucket(self, deadline: float) -> None:
         server = self.server
         client = server.client()
         last: Exception | None = None
         while time.monotonic() < deadline:
-            if self.process is None or self.process.poll() is not None:
-                log_path = self.data_dir / "weed.log"
-                with log_path.open("rb") as log:
-                    log.seek(self._log_start)
-                    said = log.read().decode(errors="replace")
-                self.process = None
-                error = PortTaken if "address already in use" in said else RuntimeError
-                raise error(f"SeaweedFS exited; see {log_path}")
+            self._raise_if_exited()
             try:
                 client.create_bucket(Bucket=server.bucket)
                 return
