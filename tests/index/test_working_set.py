@@ -373,8 +373,11 @@ def _states(working: WorkingSet, queries: np.ndarray) -> dict[str, object]:
     }
 
 
+@pytest.mark.parametrize("precision", [np.float32, np.float16])  # the Hot store's loads: half
 @pytest.mark.parametrize("int8_min_rows", [0, 100])
-def test_a_set_loaded_at_once_is_the_set_built_update_by_update(int8_min_rows: int) -> None:
+def test_a_set_loaded_at_once_is_the_set_built_update_by_update(
+    int8_min_rows: int, precision: type[np.floating]
+) -> None:
     rng = np.random.default_rng(17)
     n = 400
     records = [
@@ -389,7 +392,7 @@ def test_a_set_loaded_at_once_is_the_set_built_update_by_update(int8_min_rows: i
     vectors = _unit(rng, n)
     loaded = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM, int8_scan_min_rows=int8_min_rows)
     built = WorkingSet(Scope("a", "c"), scope_pk=1, dim=DIM, int8_scan_min_rows=int8_min_rows)
-    loaded.load(records, vectors, 5)
+    loaded.load(records, vectors.astype(precision), 5)
     built.apply([Update(r, v) for r, v in zip(records, vectors, strict=True)], [], 5)
     queries = _unit(np.random.default_rng(2), 3)
 

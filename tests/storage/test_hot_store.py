@@ -119,6 +119,17 @@ def test_a_write_is_one_commit_carrying_rows_removals_and_watermark(tmp_path: Pa
     assert len(store.load(A).records) == 18
 
 
+def test_a_load_brings_the_vectors_in_the_precision_asked_for(tmp_path: Path) -> None:
+    store = _open(str(tmp_path / "hot"))
+    store.write(A, Watermark(1, 5), [(_rec(A), _unit(1, i)) for i in range(5)], ())
+    full, half = store.load(A), store.load(A, np.float16)
+    assert full.vectors.dtype == np.float32
+    assert half.vectors.dtype == np.float16
+    assert half.vectors.flags.c_contiguous
+    assert np.array_equal(half.vectors, full.vectors.astype(np.float16))
+    assert [r.id for r in half.records] == [r.id for r in full.records]
+
+
 def test_a_write_that_lands_late_leaves_what_a_newer_write_wrote(tmp_path: Path) -> None:
     # A write that outlived its deadline (the guard cannot cancel it) may commit after the
     # catch-up that replaced it; it must not put back older versions, removed records or

@@ -17,6 +17,7 @@ from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.engine.fresh_sets import FreshSets
 from nmafc.errors import StoreUnavailable
+from nmafc.index.half import HALF
 from nmafc.index.working_set import Update, WorkingSet, WorkingSetCache
 from nmafc.storage.cold import ColdStore, ScopeRow
 from nmafc.storage.erasure import Erasure
@@ -295,7 +296,7 @@ class HotTier:
 
     def _load(self, row: ScopeRow) -> WorkingSet:
         try:
-            snapshot: HotSnapshot | None = self.store.load(row.scope)
+            snapshot: HotSnapshot | None = self.store.load(row.scope, HALF)
         except StoreUnavailable:  # Hot is a cache of the log: serve reads from the Cold ROM
             log.warning("Hot store unreadable for %s; loading it from the Cold ROM", row.scope)
             snapshot = None

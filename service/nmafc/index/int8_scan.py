@@ -33,6 +33,9 @@ BLOCK_ROWS = 16_384  # rows multiplied together by one kernel
 _LEVELS = 127
 # Covers float32 rounding of a few-hundred-term dot product and of the coarse scaling.
 _SLACK = 1e-4
+# Rows quantised at a time: a piece's temporaries stay in cache. A 10^5-row load took
+# 0.19-0.20 s in pieces of a block (16,384 rows) and 0.07 s in pieces of 1,024.
+_QUANTISE_ROWS = 1024
 _WIDTH = 8  # candidates re-scored per result wanted: enough to certify most real queries
 
 
@@ -119,10 +122,11 @@ class Int8Scan:
             )
         else:
             redo = np.arange(start, stop, dtype=np.intp)
-        if len(redo):
-            found, scale, error, norm = quantise(widened(matrix[redo]))
-            codes[redo - start] = found
-            self._scale[redo], self._error[redo], self._norm[redo] = scale, error, norm
+        for first in range(0, len(redo), _QUANTISE_ROWS):
+            part = redo[first : first + _QUANTISE_ROWS]
+            found, scale, error, norm = quantise(widened(matrix[part]))
+            codes[part - start] = found
+            self._scale[part], self._error[part], self._norm[part] = scale, error, norm
         return codes
 
     def search(

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from nmafc.core.keyword import tie_key
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import Scope
-from nmafc.index.half import HALF, Half, widened
+from nmafc.index.half import HALF, Half, held, widened
 from nmafc.index.int8_scan import Int8Scan
 from nmafc.index.keyword_index import KeywordIndex
 from nmafc.index.top_k import best_rows
@@ -63,7 +63,7 @@ class WorkingSet:
         self._row_of: dict[str, int] = {}
         self._ids: list[str | None] = []
         self._free: list[int] = []
-        self._matrix = np.zeros((_INITIAL_ROWS, dim), dtype=HALF)
+        self._matrix: Half = np.zeros((_INITIAL_ROWS, dim), dtype=HALF)
         self._alive = np.zeros(_INITIAL_ROWS, dtype=bool)
         self._keywords = KeywordIndex()
         self.lock = SharedLock()  # `with lock:` reads; apply() takes it exclusive
@@ -106,6 +106,8 @@ class WorkingSet:
     def load(self, records: Sequence[MemoryRecord], vectors: Vector | Half, seq: int) -> None:
         """Fill an empty set with ``records``, row ``i`` of ``vectors`` being record ``i``'s.
 
+        A C-ordered half-precision ``vectors`` becomes the set's own matrix, not a copy.
+
         What :meth:`apply` does update by update, done for the whole scope at once: the
         matrix narrowed in one pass, ids and rows mapped in one, the keyword index built in
         one batch (see :meth:`KeywordIndex.load`).
@@ -120,7 +122,7 @@ class WorkingSet:
             if self._ids:
                 raise ValueError("load() fills an empty working set; apply() changes one")
             if ids:
-                self._matrix = np.array(vectors, dtype=HALF, order="C")
+                self._matrix = held(vectors)
                 self._alive = np.ones(len(ids), dtype=bool)
                 self._ids = list(ids)
                 self._row_of = row_of

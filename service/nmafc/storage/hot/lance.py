@@ -19,6 +19,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import lancedb
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -69,7 +70,7 @@ _INDEXED_JOIN_MAX_ROWS = 10_000
 @dataclass(frozen=True, slots=True)
 class HotSnapshot:
     records: list[MemoryRecord]
-    vectors: Vector
+    vectors: npt.NDArray[Any]  # in the dtype the load asked for
     watermark: Watermark | None
 
 
@@ -250,8 +251,8 @@ class HotStore:
         )
 
     @_guarded
-    def load(self, scope: Scope) -> HotSnapshot:
-        """The scope's live records with their vectors, and its watermark."""
+    def load(self, scope: Scope, vector_dtype: npt.DTypeLike = np.float32) -> HotSnapshot:
+        """The scope's live records with their vectors as ``vector_dtype``, and its watermark."""
         with _reading():
             arrow = (
                 self._table.search()
@@ -271,7 +272,7 @@ class HotStore:
                 arrow.slice(a + 1, b - a - 1) for a, b in zip(bounds, bounds[1:], strict=False)
             )
         records = records_of(arrow)
-        vectors = vectors_of(arrow.column("vector"), self.dim)
+        vectors = vectors_of(arrow.column("vector"), self.dim, vector_dtype)
         del arrow
         # The read's Arrow buffers went to pyarrow's pool, which keeps freed pages: 1.6 KB
         # of RSS per record after a 10^5-record load, more than the working set's vectors.

@@ -315,14 +315,17 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def vectors_of(column: pa.ChunkedArray | pa.Array, dim: int) -> Vector:
+def vectors_of(
+    column: pa.ChunkedArray | pa.Array, dim: int, dtype: npt.DTypeLike = np.float32
+) -> npt.NDArray[Any]:
     """The vectors of a column as one NumPy matrix of its own (Arrow's buffers may go).
 
-    Chunk by chunk into the matrix: concatenating the chunks in Arrow first had copied
-    them twice.
+    Chunk by chunk into the matrix, cast to ``dtype`` on the way: concatenating the chunks
+    in Arrow first had copied them twice, and a float32 matrix narrowed afterwards had
+    cost its whole size in fresh pages once more.
     """
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    matrix = np.empty((len(column), dim), dtype=np.float32)
+    matrix = np.empty((len(column), dim), dtype=dtype)
     start = 0
     for chunk in chunks:
         values = chunk.flatten().to_numpy(zero_copy_only=False)  # flatten honours slicing
