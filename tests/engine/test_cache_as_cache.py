@@ -172,7 +172,7 @@ def test_the_cache_stays_within_its_bytes_and_evicts_the_least_recently_used_sco
     a, b, c = (Scope("agent-lru", name) for name in ("a", "b", "c"))
     try:
         for i, s in enumerate((a, b, c)):
-            engine.ingest(s, _drafts(s.conversation_id, 250, seed=i))
+            engine.ingest(s, _drafts(s.conversation_id, 350, seed=i))
         _cold(engine)
         cache = engine.ctx.hot.cache
         engine.recall(a, "a fact", QUIET)

@@ -165,8 +165,11 @@ def test_loaded_records_round_trip_every_field(tmp_path: Path) -> None:
         _rec(A, related_entities=("melanie",), source_turn_ids=(3, 9), k=2, importance=0.7),
         _rec(A, tier=Tier.CORE_ANCHOR),  # never expires: no expiry turn is stored
         _rec(A, related_entities=(), source_turn_ids=()),
+        # Text beyond ASCII, and an entity that is another record's link.
+        _rec(A, entity="melanie", content="Zoë's café — 東京 🎉", related_entities=("zoë",)),
+        _rec(A, content=""),
     ]
-    vectors = [_unit(1), _unit(0, 1), _unit(1, 1)]
+    vectors = [_unit(1), _unit(0, 1), _unit(1, 1), _unit(1, 0, 1), _unit(0, 0, 1)]
     store.write(A, Watermark(1, 1), list(zip(originals, vectors, strict=True)), ())
     snapshot = store.load(A)
     loaded = {r.id: (r, v) for r, v in zip(snapshot.records, snapshot.vectors, strict=True)}

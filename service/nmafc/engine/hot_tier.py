@@ -309,7 +309,7 @@ class HotTier:
             pairs = self._with_vectors(row, records) if records else []
             working.apply((Update(r, v) for r, v in pairs), (), row.seq)
             return working
-        working.load(snapshot.records, snapshot.vectors, mark.seq)
+        working.load(snapshot.columns, snapshot.vectors, mark.seq)
         return working
 
     def _advance_cache(

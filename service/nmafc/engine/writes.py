@@ -315,12 +315,7 @@ class Writes:
             closed = invalidate(current, row.turn, utcnow(), InvalidReason.DELETED)
             working = self.ctx.hot.working_set(row)
             with working.lock:
-                still_used = {
-                    t
-                    for r in working.records.values()
-                    if r.id != record_id
-                    for t in r.source_turn_ids
-                }
+                still_used = working.records.source_turns(excluding=record_id)
             hidden = [t for t in current.source_turn_ids if t not in still_used]
             session.turns.retract_ids(scope, hidden)
             changes = ChangeSet()

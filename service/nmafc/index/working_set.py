@@ -15,25 +15,24 @@ from __future__ import annotations
 import gc
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from nmafc.core.keyword import tie_key
+from nmafc.core.record_columns import RecordColumns
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import Scope
 from nmafc.index.half import HALF, Half, held, widened
 from nmafc.index.int8_scan import Int8Scan
 from nmafc.index.keyword_index import KeywordIndex
 from nmafc.index.top_k import best_rows
+from nmafc.index.working_records import WorkingRecords
 from nmafc.rwlock import SharedLock
 
 Vector = npt.NDArray[np.float32]
-# Measured by tracemalloc over a 10^5-record scope loaded from LanceDB: a record object
-# with its strings, ids and graph entries, ≈ 820 bytes.
-_RECORD_OVERHEAD_BYTES = 800
 # Rows a new set starts with (capacity doubles as it grows). Most scopes are small, and
 # a cache holds thousands of them: 64 rows of 384 floats were 96 KiB of zeros per scope,
 # most of a server's RSS growth as conversations accumulated.
@@ -57,10 +56,10 @@ class WorkingSet:
         self.scope_pk = scope_pk
         self.seq = 0
         self.dim = dim
-        self.records: dict[str, MemoryRecord] = {}
         self.by_entity: dict[str, set[str]] = {}
         self.linked_from: dict[str, set[str]] = {}
         self._row_of: dict[str, int] = {}
+        self.records = WorkingRecords(self._row_of)
         self._ids: list[str | None] = []
         self._free: list[int] = []
         self._matrix: Half = np.zeros((_INITIAL_ROWS, dim), dtype=HALF)
@@ -79,7 +78,7 @@ class WorkingSet:
         return int(
             self._matrix.nbytes
             + (self._int8.nbytes if self._int8 is not None else 0)
-            + len(self.records) * _RECORD_OVERHEAD_BYTES
+            + self.records.nbytes
             + self._keywords.nbytes
         )
 
@@ -103,20 +102,21 @@ class WorkingSet:
             self.seq = seq
             self._sync_int8()
 
-    def load(self, records: Sequence[MemoryRecord], vectors: Vector | Half, seq: int) -> None:
+    def load(
+        self, records: Sequence[MemoryRecord] | RecordColumns, vectors: Vector | Half, seq: int
+    ) -> None:
         """Fill an empty set with ``records``, row ``i`` of ``vectors`` being record ``i``'s.
 
-        A C-ordered half-precision ``vectors`` becomes the set's own matrix, not a copy.
-
         What :meth:`apply` does update by update, done for the whole scope at once: the
-        matrix narrowed in one pass, ids and rows mapped in one, the keyword index built in
-        one batch (see :meth:`KeywordIndex.load`).
+        records kept as columns (see :mod:`working_records`), ids and rows mapped in one
+        pass, the keyword index built in one batch (see :meth:`KeywordIndex.load`). A
+        C-ordered half-precision ``vectors`` becomes the set's own matrix, not a copy.
         """
-        ids = [record.id for record in records]
+        columns = records if isinstance(records, RecordColumns) else RecordColumns.of(records)
+        ids = columns.ids
         if vectors.shape != (len(ids), self.dim):
             raise ValueError(f"vectors must be ({len(ids)}, {self.dim}), got {vectors.shape}")
-        row_of = dict(zip(ids, range(len(ids)), strict=True))
-        if len(row_of) != len(ids):
+        if len(set(ids)) != len(ids):
             raise ValueError("a record id occurs twice in one load")
         with self.lock.exclusive():
             if self._ids:
@@ -125,17 +125,19 @@ class WorkingSet:
                 self._matrix = held(vectors)
                 self._alive = np.ones(len(ids), dtype=bool)
                 self._ids = list(ids)
-                self._row_of = row_of
-                self.records = dict(zip(ids, records, strict=True))
-                for record in records:
-                    self.by_entity.setdefault(record.entity, set()).add(record.id)
-                    for entity in record.related_entities:
-                        self.linked_from.setdefault(entity, set()).add(record.id)
+                self._row_of = dict(zip(ids, range(len(ids)), strict=True))
+                self.records.fill(columns, self._row_of)
+                every_row = np.arange(len(ids))
+                links = np.diff(columns.related_ends)
+                for index, codes, rows in (
+                    (self.by_entity, columns.entity_codes, every_row),
+                    (self.linked_from, columns.related_codes, np.repeat(every_row, links)),
+                ):
+                    for code, members in _grouped(codes, rows):
+                        index[columns.values[code]] = {ids[row] for row in members}
+                entities = columns.entities()
                 self._keywords.load(
-                    range(len(ids)),
-                    [record.entity for record in records],
-                    [record.content for record in records],
-                    [tie_key(rid) for rid in ids],
+                    range(len(ids)), entities, columns.contents(), [tie_key(rid) for rid in ids]
                 )
             self.seq = seq
             self._sync_int8()
@@ -322,13 +324,13 @@ class WorkingSet:
             record.content,
         ):
             self._keywords.put(row, record.entity, record.content, tie_key(record.id))
-        self.records[record.id] = record
+        self.records.put(record)
         self.by_entity.setdefault(record.entity, set()).add(record.id)
         for entity in record.related_entities:
             self.linked_from.setdefault(entity, set()).add(record.id)
 
     def _remove(self, record_id: str) -> None:
-        record = self.records.pop(record_id, None)
+        record = self.records.pop(record_id)
         if record is not None:
             self._unindex(record)
         row = self._row_of.pop(record_id, None)
@@ -381,6 +383,19 @@ def _scores(matrix: npt.NDArray[np.float16], queries: Vector) -> Vector:
         else:
             scores[start : start + len(block)] = block @ queries.T
     return scores
+
+
+def _grouped(
+    codes: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]
+) -> Iterator[tuple[int, list[int]]]:
+    """Each distinct code with the rows holding it (``rows[i]`` holds ``codes[i]``)."""
+    order = np.argsort(codes, kind="stable")
+    codes, rows = codes[order], rows[order]
+    starts = np.flatnonzero(np.diff(codes, prepend=-1))
+    bounds = [*starts.tolist(), len(codes)]
+    listed = rows.tolist()
+    for code, start, stop in zip(codes[starts].tolist(), bounds, bounds[1:], strict=False):
+        yield code, listed[start:stop]
 
 
 def _discard(index: dict[str, set[str]], key: str, record_id: str) -> None:

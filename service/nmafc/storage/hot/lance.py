@@ -23,6 +23,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from nmafc.core.record_columns import RecordColumns
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.errors import EmbeddingModelMismatch, StoreNotWritable, StoreUnavailable
@@ -45,7 +46,7 @@ from nmafc.storage.hot.rows import (
     live_filter,
     live_table,
     marker_table,
-    records_of,
+    record_columns_of,
     scope_filter,
     vectors_of,
     watermark_id,
@@ -69,9 +70,14 @@ _INDEXED_JOIN_MAX_ROWS = 10_000
 
 @dataclass(frozen=True, slots=True)
 class HotSnapshot:
-    records: list[MemoryRecord]
+    columns: RecordColumns
     vectors: npt.NDArray[Any]  # in the dtype the load asked for
     watermark: Watermark | None
+
+    @property
+    def records(self) -> list[MemoryRecord]:
+        """The records as objects (each built on the call)."""
+        return [self.columns.record(row) for row in range(len(self.columns))]
 
 
 def _guarded(
@@ -271,13 +277,13 @@ class HotStore:
             arrow = pa.concat_tables(
                 arrow.slice(a + 1, b - a - 1) for a, b in zip(bounds, bounds[1:], strict=False)
             )
-        records = records_of(arrow)
+        columns = record_columns_of(arrow)
         vectors = vectors_of(arrow.column("vector"), self.dim, vector_dtype)
         del arrow
         # The read's Arrow buffers went to pyarrow's pool, which keeps freed pages: 1.6 KB
         # of RSS per record after a 10^5-record load, more than the working set's vectors.
         pa.default_memory_pool().release_unused()
-        return HotSnapshot(records, vectors, watermark)
+        return HotSnapshot(columns, vectors, watermark)
 
     @_guarded
     def search(self, scope: AnyScope, vector: Vector, limit: int) -> list[tuple[str, float]]:
