@@ -5,10 +5,11 @@ from __future__ import annotations
 import random
 import sqlite3
 
+import numpy as np
 import pytest
 
-from nmafc.core.keyword import idf, index_terms
-from nmafc.index.keyword_index import KeywordIndex
+from nmafc.core.keyword import idf, index_terms, tie_key
+from nmafc.index.keyword_index import KeywordIndex, tie_keys
 
 DOCUMENTS = [
     ("caroline_support_group", "Caroline joined an LGBTQ support group in May"),
@@ -286,3 +287,11 @@ def test_a_loaded_index_holds_a_posting_in_a_fraction_of_a_dict_entry() -> None:
         built.put(row, entity, content, row)
     assert loaded.postings == built.postings > 0
     assert loaded.nbytes < built.nbytes / 3
+
+
+def test_tie_keys_of_many_ids_are_each_id_s_tie_key() -> None:
+    ids = ["r1", "", "Zoë", "9b2f6c1e-0d1f-4c59-9a57-7bd1c2a1f3e0", "r1"]
+    keys = tie_keys(ids)
+    assert keys.dtype == np.int64
+    assert keys.tolist() == [tie_key(rid) for rid in ids]
+    assert tie_keys([]).tolist() == []

@@ -62,8 +62,12 @@ def idf(documents: int, frequency: int) -> float:
 
 def tie_key(record_id: str) -> int:
     """Orders records of equal relevance, the same way in every process and every set."""
-    digest = hashlib.blake2b(record_id.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
+    return int.from_bytes(tie_digest(record_id), "big", signed=True)
+
+
+def tie_digest(record_id: str) -> bytes:
+    """The 8 bytes :func:`tie_key` reads as a signed big-endian integer."""
+    return hashlib.blake2b(record_id.encode(), digest_size=8).digest()
 
 
 @lru_cache(maxsize=65536)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from nmafc.core.keyword import K1, B, index_terms, token_term, tokens_of
+from nmafc.core.keyword import K1, B, index_terms, tie_digest, token_term, tokens_of
 from nmafc.index.top_k import kth_highest
 
 ENTITY_WEIGHT = 0.5
@@ -61,7 +61,7 @@ class KeywordIndex:
         rows: Sequence[int],
         entities: Sequence[str],
         contents: Sequence[str],
-        ties: Sequence[int],
+        ties: Sequence[int] | npt.NDArray[np.int64],
     ) -> None:
         """Index many documents into an empty index at once (a scope's load).
 
@@ -324,6 +324,13 @@ class _Loaded:
         self._count[slots] -= 1
         self.postings -= len(slots)
         return tuple(self.terms[int(slot)] for slot in slots)
+
+
+def tie_keys(record_ids: Sequence[str]) -> Rows:
+    """:func:`tie_key` of each id, as one array: the digests read as big-endian int64 in
+    one pass (10^6 ids: 0.45 s against 0.59 s for a call each)."""
+    digests = b"".join(map(tie_digest, record_ids))
+    return np.frombuffer(digests, dtype=">i8").astype(np.int64)
 
 
 def _grown(array: npt.NDArray[Any], size: int) -> npt.NDArray[Any]:

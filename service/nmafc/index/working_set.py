@@ -27,7 +27,7 @@ from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import Scope
 from nmafc.index.half import HALF, Half, held, widened
 from nmafc.index.int8_scan import Int8Scan
-from nmafc.index.keyword_index import KeywordIndex
+from nmafc.index.keyword_index import KeywordIndex, tie_keys
 from nmafc.index.top_k import best_rows
 from nmafc.index.working_records import WorkingRecords
 from nmafc.rwlock import SharedLock
@@ -134,11 +134,9 @@ class WorkingSet:
                     (self.linked_from, columns.related_codes, np.repeat(every_row, links)),
                 ):
                     for code, members in _grouped(codes, rows):
-                        index[columns.values[code]] = {ids[row] for row in members}
+                        index[columns.values[code]] = set(map(ids.__getitem__, members))
                 entities = columns.entities()
-                self._keywords.load(
-                    range(len(ids)), entities, columns.contents(), [tie_key(rid) for rid in ids]
-                )
+                self._keywords.load(range(len(ids)), entities, columns.contents(), tie_keys(ids))
             self.seq = seq
             self._sync_int8()
 
