@@ -61,6 +61,30 @@ def test_reflexives_possessives_and_compound_subjects(said: str, stored: str) ->
     assert first_person(said, "Bob") == stored
 
 
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("I'm a vegetarian and I live in Lisbon.", "Bob is a vegetarian and lives in Lisbon."),
+        ("I cook and I clean and I sing.", "Bob cooks and cleans and sings."),
+        ("I'm tired and I'm hungry.", "Bob is tired and is hungry."),
+        ("I like tea, and I really love coffee.", "Bob likes tea, and really loves coffee."),
+        # The name stays where "I" joins another subject, or the sentence opened otherwise.
+        ("I know you and I are friends.", "Bob knows you and Bob are friends."),
+        ("I think he and I agree.", "Bob thinks he and Bob agree."),
+        ("I think my wife and I are happy.", "Bob thinks Bob's wife and Bob are happy."),
+        ("I met Sam and I left.", "Bob met Sam and Bob left."),
+        ("Yesterday I ran and I swam.", "Yesterday Bob ran and Bob swam."),
+        ("I went home and I.", "Bob went home and Bob."),
+        (
+            "I relax when work is calm and I'm rested.",
+            "Bob relaxes when work is calm and Bob is rested.",
+        ),
+    ],
+)
+def test_a_sentence_that_opens_with_i_names_the_speaker_once(said: str, stored: str) -> None:
+    assert first_person(said, "Bob") == stored
+
+
 def test_curly_apostrophes_and_capitalised_i_only() -> None:
     assert first_person("I’ve known them for years", "Jon") == "Jon has known them for years"
     assert first_person("the i-th item", "Jon") == "the i-th item"

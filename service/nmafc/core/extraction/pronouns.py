@@ -4,8 +4,9 @@
 said to Caroline becomes "Caroline would be a great counselor". A stored fact outlives its
 conversation: without this, "I" means nobody. The verb after the new third-person subject
 is made to agree with it (am → is, have → has, do → does, love → loves; past tenses and
-modal verbs unchanged), a reflexive becomes the neutral "themself", and a compound subject
-("my wife and I have") keeps its plural verb.
+modal verbs unchanged), a reflexive becomes the neutral "themself", a compound subject
+("my wife and I have", "you and I are") keeps its plural verb, and "I" repeated after
+"and" in a sentence that opens with it is left out ("… and lives in Lisbon").
 """
 
 from __future__ import annotations
@@ -27,6 +28,18 @@ _VERB = r"(?:\s+(?P<verb>[A-Za-z]+(?:'t)?))?(?![\w'])"
 _FIRST_SUBJECT = re.compile(rf"(?<![\w'])I(?P<clitic>'m|'ve|'ll|'d|m(?=\s))?{_ADVERBS}{_VERB}")
 _SECOND_SUBJECT = re.compile(
     rf"(?<![\w'])(?P<you>[Yy]ou)(?P<clitic>'re|'ve|'ll|'d)?{_ADVERBS}{_VERB}"
+)
+# A sentence whose subject is "I" from its first word ...
+_OPENS_WITH_I = re.compile(r"\s*I(?:'m|'ve|'ll|'d|m)?(?![\w'])")
+# ... repeats it after "and" following a lowercase word ("a vegetarian and I live"), unless
+# that word and "I" are one subject ("you and I are", "my wife and I"; see _COMPOUND).
+_AND_AGAIN = re.compile(r"(?<![\w'])[a-z][\w']*,?\s+and\s+$")
+# A clause opened in between may be what "and" continues ("… when things are busy and I'm
+# nervous"): then "I" stays.
+_CLAUSE_OPENER = re.compile(
+    r"\b(?:when|whenever|if|because|that|while|since|as|although|though|unless|until|where|"
+    r"who|which|what|how|why|after|before|once|so)\b",
+    re.IGNORECASE,
 )
 # "am I", "are you": the inverted verb agrees too (only in questions, kept as turns).
 _INVERTED_FIRST = re.compile(r"(?<![\w'])([Aa])m(\s+)I(?![\w'])")
@@ -52,7 +65,7 @@ _CLITIC_PLURAL = {
 # already carries the tense ("do I need", "can you see") — the verb stays as it is.
 _COMPOUND = re.compile(
     r"(?:\b(?i:my|our|the|his|her|their)(?:\s+[\w']+){0,2}|(?:^|[,;:.!?]\s*)[A-Z][\w']*"
-    r"(?:\s+[A-Z][\w']*)?)\s+(?:and|or|nor)\s+$"
+    r"(?:\s+[A-Z][\w']*)?|(?<![\w'])(?i:you|he|she|we|they))\s+(?:and|or|nor)\s+$"
 )
 _AUXILIARY = re.compile(
     r"\b(?:do|does|did|don't|doesn't|didn't|can|could|will|would|shall|should|may|might|must|"
@@ -102,13 +115,35 @@ def _subject(match: re.Match[str], name: str, *, conjugate: bool) -> str:
 
 
 def first_person(sentence: str, speaker: str) -> str:
-    """Replace I / me / my / mine / myself with the speaker, verbs agreeing with the name."""
+    """Replace I / me / my / mine / myself with the speaker, verbs agreeing with the name.
+
+    A sentence that opens with "I" names the speaker once: "I'm a vegetarian and I live in
+    Lisbon" becomes "Bob is a vegetarian and lives in Lisbon".
+    """
     text = sentence.translate(_APOSTROPHES)
     text = _INVERTED_FIRST.sub(lambda m: f"{'I' if m.group(1) == 'A' else 'i'}s{m.group(2)}I", text)
-    text = _FIRST_SUBJECT.sub(lambda m: _subject(m, speaker, conjugate=True), text)
+    opens_with_i = bool(_OPENS_WITH_I.match(text))
+
+    def subject(match: re.Match[str]) -> str:
+        said = _subject(match, speaker, conjugate=True)
+        return said[len(speaker) + 1 :] if opens_with_i and _repeated(match) else said
+
+    text = _FIRST_SUBJECT.sub(subject, text)
     for pattern, replacement in _FIRST_OBJECTS:
         text = pattern.sub(replacement.format(n=speaker), text)
     return _possessive_fix(text, speaker)
+
+
+def _repeated(match: re.Match[str]) -> bool:
+    """True if this "I" repeats the sentence's subject after "and" and can be left out."""
+    before = match.string[: match.start()]
+    has_verb = bool(match.group("clitic") or match.group("verb"))
+    return (
+        has_verb
+        and bool(_AND_AGAIN.search(before))
+        and not _COMPOUND.search(before)
+        and not _CLAUSE_OPENER.search(before)
+    )
 
 
 def second_person(sentence: str, addressee: str) -> str:
