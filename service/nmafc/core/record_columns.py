@@ -134,11 +134,8 @@ class RecordColumns:
     @classmethod
     def of(cls, records: Sequence[MemoryRecord]) -> RecordColumns:
         """The columns of ``records`` (live ones, of one scope, with aware times)."""
-        first = records[0] if records else MemoryRecord("", "", "", "", "", Tier.EPHEMERAL_STATE)
-        if any(
-            (r.agent_id, r.conversation_id) != (first.agent_id, first.conversation_id)
-            for r in records
-        ):
+        scope = (records[0].agent_id, records[0].conversation_id) if records else ("", "")
+        if any((r.agent_id, r.conversation_id) != scope for r in records):
             raise ValueError("the records of one RecordColumns are one scope's")
         if any(r.invalid_at is not None for r in records):
             raise ValueError("RecordColumns holds live records; an invalidated one came")
@@ -148,25 +145,25 @@ class RecordColumns:
         contents = [r.content.encode() for r in records]
         return cls(
             ids=[r.id for r in records],
-            agent_id=first.agent_id,
-            conversation_id=first.conversation_id,
+            agent_id=scope[0],
+            conversation_id=scope[1],
             entity_codes=np.array(
                 [values.setdefault(r.entity, len(values)) for r in records], dtype=np.int64
             ),
-            related_ends=_ends([len(codes) for codes in related]),
+            related_ends=ends_of([len(codes) for codes in related]),
             related_codes=np.array([c for codes in related for c in codes], dtype=np.int64),
             values=list(values),
             tier_codes=np.array(
                 [tiers.setdefault(r.tier, len(tiers)) for r in records], dtype=np.int64
             ),
             tiers=list(tiers),
-            content_ends=_ends([len(data) for data in contents]),
+            content_ends=ends_of([len(data) for data in contents]),
             content_bytes=b"".join(contents),
             weight0=np.array([r.weight0 for r in records], dtype=np.float64),
             anchor_turn=np.array([r.anchor_turn for r in records], dtype=np.float64),
             k=np.array([r.k for r in records], dtype=np.int64),
             importance=np.array([r.importance for r in records], dtype=np.float64),
-            source_ends=_ends([len(r.source_turn_ids) for r in records]),
+            source_ends=ends_of([len(r.source_turn_ids) for r in records]),
             source_turns=np.array([t for r in records for t in r.source_turn_ids], dtype=np.int64),
             valid_at=np.array([r.valid_at for r in records], dtype=np.float64),
             valid_at_micros=np.array(
@@ -180,7 +177,8 @@ class RecordColumns:
         )
 
 
-def _ends(lengths: Sequence[int]) -> Ints:
+def ends_of(lengths: Sequence[int] | npt.NDArray[np.integer]) -> Ints:
+    """The offsets (length n + 1) at which each of n runs of ``lengths`` items ends."""
     ends = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=ends[1:])
     return ends

@@ -116,7 +116,8 @@ class WorkingSet:
         ids = columns.ids
         if vectors.shape != (len(ids), self.dim):
             raise ValueError(f"vectors must be ({len(ids)}, {self.dim}), got {vectors.shape}")
-        if len(set(ids)) != len(ids):
+        row_of = dict(zip(ids, range(len(ids)), strict=True))
+        if len(row_of) != len(ids):
             raise ValueError("a record id occurs twice in one load")
         with self.lock.exclusive():
             if self._ids:
@@ -125,7 +126,7 @@ class WorkingSet:
                 self._matrix = held(vectors)
                 self._alive = np.ones(len(ids), dtype=bool)
                 self._ids = list(ids)
-                self._row_of = dict(zip(ids, range(len(ids)), strict=True))
+                self._row_of = row_of
                 self.records.fill(columns, self._row_of)
                 every_row = np.arange(len(ids))
                 links = np.diff(columns.related_ends)

@@ -17,7 +17,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from nmafc.core.record_columns import RecordColumns
+from nmafc.core.record_columns import RecordColumns, ends_of
 from nmafc.core.records import MemoryRecord
 from nmafc.core.scope import AnyScope, Scope
 from nmafc.core.tiers import parse_tier
@@ -224,13 +224,9 @@ def record_columns_of(table: pa.Table) -> RecordColumns:
     def numbers(name: str, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
         return np.asarray(column(name).to_numpy(zero_copy_only=False), dtype=dtype)
 
-    scopes = pc.unique(
-        pc.binary_join_element_wise(column("agent_id"), column("conversation_id"), "\x00")
-    )
-    if len(scopes) > 1:
+    agents, conversations = column("agent_id"), column("conversation_id")
+    if len(pc.unique(pc.binary_join_element_wise(agents, conversations, "\x00"))) > 1:
         raise ValueError("record_columns_of takes one scope's rows")
-    agent_id = column("agent_id")[0].as_py() if n else ""
-    conversation_id = column("conversation_id")[0].as_py() if n else ""
     related = column("related_entities")
     both = pc.dictionary_encode(pa.concat_arrays([column("entity"), related.flatten()]))
     codes = both.indices.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -239,8 +235,8 @@ def record_columns_of(table: pa.Table) -> RecordColumns:
     content_ends, content_bytes = _utf8(column("content"))
     return RecordColumns(
         ids=column("id").to_pylist(),
-        agent_id=agent_id,
-        conversation_id=conversation_id,
+        agent_id=agents[0].as_py() if n else "",
+        conversation_id=conversations[0].as_py() if n else "",
         entity_codes=codes[:n],
         related_ends=_list_ends(related),
         related_codes=codes[n:],
@@ -268,10 +264,7 @@ def record_columns_of(table: pa.Table) -> RecordColumns:
 
 def _list_ends(column: pa.Array) -> npt.NDArray[np.int64]:
     """Offsets of each row's items in the column's flattened values (a null list: none)."""
-    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
-    ends = np.zeros(len(column) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=ends[1:])
-    return ends
+    return ends_of(pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False))
 
 
 def _utf8(column: pa.Array) -> tuple[npt.NDArray[np.int64], bytes]:
