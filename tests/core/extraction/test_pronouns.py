@@ -55,6 +55,8 @@ def test_the_verb_agrees_with_the_name_that_replaced_i(said: str, stored: str) -
         ("The blue mug is mine.", "The blue mug is Bob's."),
         ("My partner and I have a boat.", "Bob's partner and Bob have a boat."),
         ("Jo and I love jazz.", "Jo and Bob love jazz."),
+        ("When my wife and I travel, we fly.", "When Bob's wife and Bob travel, we fly."),
+        ("Both my wife and I love jazz.", "Both Bob's wife and Bob love jazz."),
     ],
 )
 def test_reflexives_possessives_and_compound_subjects(said: str, stored: str) -> None:
@@ -75,6 +77,17 @@ def test_reflexives_possessives_and_compound_subjects(said: str, stored: str) ->
         ("I met Sam and I left.", "Bob met Sam and Bob left."),
         ("Yesterday I ran and I swam.", "Yesterday Bob ran and Bob swam."),
         ("I went home and I.", "Bob went home and Bob."),
+        # "my wife", "the dog", "you" after a verb are its object, not half a subject.
+        (
+            "I love my wife and I think she loves me.",
+            "Bob loves Bob's wife and thinks she loves Bob.",
+        ),
+        ("I saw the dog and I ran.", "Bob saw the dog and ran."),
+        ("I love you and I miss you.", "Bob loves you and misses you."),
+        (
+            "Sometimes I hug my kids and I feel calm.",
+            "Sometimes Bob hugs Bob's kids and Bob feels calm.",
+        ),
         (
             "I relax when work is calm and I'm rested.",
             "Bob relaxes when work is calm and Bob is rested.",

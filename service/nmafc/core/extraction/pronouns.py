@@ -61,11 +61,22 @@ _CLITIC_PLURAL = {
     "'d": " would",
 }
 
+# Words after which a subject begins: conjunctions, clause openers, verbs of thinking
+# ("I think you need", "I think my wife and I are").
+_SUBJECT_OPENERS = (
+    r"and|but|or|so|because|if|when|whenever|that|since|while|as|than|though|although|unless|"
+    r"until|whether|where|what|how|why|who|once|before|after|like|anytime|wherever|everywhere|"
+    r"whatever|both|think|thought|know|knew|hope|bet|guess|believe|mean|feel|heard|said|sure|glad"
+)
 # Before "I"/"you": a plural compound subject ("my wife and I") or an auxiliary that
-# already carries the tense ("do I need", "can you see") — the verb stays as it is.
+# already carries the tense ("do I need", "can you see") — the verb stays as it is. "my
+# wife" or "you" opens a compound only where a subject can begin: in "I love my wife and
+# I think" it is the object of "love", and "I think" agrees on its own.
 _COMPOUND = re.compile(
-    r"(?:\b(?i:my|our|the|his|her|their)(?:\s+[\w']+){0,2}|(?:^|[,;:.!?]\s*)[A-Z][\w']*"
-    r"(?:\s+[A-Z][\w']*)?|(?<![\w'])(?i:you|he|she|we|they))\s+(?:and|or|nor)\s+$"
+    rf"(?:(?:^\s*|[,;:.!?]\s*|(?<![\w'])(?i:{_SUBJECT_OPENERS})\s+)"
+    r"(?:(?i:my|our|the|his|her|their)(?:\s+[\w']+){0,2}|(?i:you))"
+    r"|(?:^|[,;:.!?]\s*)[A-Z][\w']*(?:\s+[A-Z][\w']*)?"
+    r"|(?<![\w'])(?i:he|she|we|they))\s+(?:and|or|nor)\s+$"
 )
 _AUXILIARY = re.compile(
     r"\b(?:do|does|did|don't|doesn't|didn't|can|could|will|would|shall|should|may|might|must|"
@@ -75,11 +86,7 @@ _AUXILIARY = re.compile(
 # "you" is a subject after a sentence start, punctuation, a conjunction or a verb of
 # thinking ("I think you need"); elsewhere it is an object ("I told you everything").
 _SUBJECT_SLOT = re.compile(
-    r"(?:^|[,;:(\u2013\u2014-]\s*|\b(?:and|but|or|so|because|if|when|whenever|that|since|while|"
-    r"as|than|though|although|unless|until|whether|where|what|how|why|who|once|before|after|"
-    r"like|anytime|wherever|everywhere|whatever|"
-    r"think|thought|know|knew|hope|bet|guess|believe|mean|feel|heard|said|sure|glad)\s+)$",
-    re.IGNORECASE,
+    rf"(?:^|[,;:(\u2013\u2014-]\s*|\b(?:{_SUBJECT_OPENERS})\s+)$", re.IGNORECASE
 )
 
 _FIRST_OBJECTS: list[tuple[re.Pattern[str], str]] = [
