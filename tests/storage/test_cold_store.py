@@ -170,6 +170,20 @@ def test_events_append_in_sequence_and_replay_by_turn(store: ColdStore) -> None:
         assert s.events.for_record(A, r2.id)[0].kind is EventKind.ADD
 
 
+def test_the_log_since_a_seq_streams_in_batches_inside_a_write(store: ColdStore) -> None:
+    records = [record(agent_id="agent-a", conversation_id="c1") for _ in range(7)]
+    with store.write() as s:
+        row = s.scopes.lock(A)
+        _, seq = s.events.append(row, [Event(EventKind.ADD, 1, (r,), r.id) for r in records])
+        s.scopes.advance(row, turn=1, seq=seq)
+    with store.write() as s:
+        row = s.scopes.lock(A)
+        streamed = [e.upserts[0].id for e in s.events.stream_since(A, 2, batch=2)]
+        s.scopes.mark_maintained(row, seq=row.seq, turn=row.turn)  # the session goes on
+        listed = [e.upserts[0].id for e in s.events.since(A, 2)]
+    assert streamed == listed == [r.id for r in records[2:]]
+
+
 def test_event_ids_are_never_reused_after_a_purge(store: ColdStore) -> None:
     r = record(agent_id="agent-a", conversation_id="c1")
     with store.write() as s:

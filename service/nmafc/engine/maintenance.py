@@ -8,10 +8,12 @@ since then, not the size of the scope.
 from __future__ import annotations
 
 import time
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from nmafc.core.consolidation import plan_merges, plan_relinks
-from nmafc.core.events import EventKind
+from nmafc.core.events import Event, EventKind
 from nmafc.core.lifecycle import plan_promotions, plan_prune
 from nmafc.core.records import MemoryRecord, utcnow
 from nmafc.core.scope import Scope
@@ -64,7 +66,6 @@ class Maintenance:
             now = self.ctx.clock(row.turn)
             at = utcnow()
             working = self.ctx.hot.working_set(row, keep=False)
-            since = session.events.since(row.scope, row.maintained_seq)
             gone: dict[str, str] = {}  # record id: entity, of records this pass closes
 
             # Set-based: a prune may close 10^5 records. Their rows are closed in place and
@@ -95,15 +96,12 @@ class Maintenance:
                 changes.update(record)
                 changes.log(EventKind.ELEVATE, row.turn, record)
 
-            added = [
-                r.id
-                for e in since
-                if e.kind is EventKind.ADD
-                for r in e.upserts
-                if r.id in working.records and r.id not in gone
-            ]
-            unchecked = max(0, len(added) - settings.merge_window)
-            added = added[unchecked:]
+            log = _digest(
+                session.events.stream_since(row.scope, row.maintained_seq),
+                lambda rid: rid in working.records and rid not in gone,
+                settings.merge_window,
+            )
+            added, unchecked = list(log.added), log.unchecked
             # This pass's changes over the working set, without copying the working set.
             changed: dict[str, MemoryRecord] = {r.id: r for r in promoted}
 
@@ -131,8 +129,7 @@ class Maintenance:
                 gone[merge.absorbed.id] = merge.absorbed.entity
 
             # (Events closing by id are this pass's prunes only, whose entities are in gone.)
-            left = {r.entity for e in since for r in e.upserts if not r.is_valid}
-            left |= set(gone.values())
+            left = log.left | set(gone.values())
             dead = {
                 entity
                 for entity in left
@@ -159,3 +156,25 @@ class Maintenance:
 
         report = self.ctx.write(scope, build)
         return replace(report, seconds=time.perf_counter() - started)
+
+
+@dataclass(slots=True)
+class _LogDigest:
+    """What a pass needs of the log since the last one, without holding the log."""
+
+    added: deque[str]  # the newest facts added since, at most the merge window
+    unchecked: int = 0  # facts added since that fell out of the window
+    left: set[str] = field(default_factory=set)  # entities of facts closed since
+
+
+def _digest(events: Iterable[Event], mergeable: Callable[[str], bool], window: int) -> _LogDigest:
+    log = _LogDigest(deque(maxlen=window))
+    for event in events:
+        for record in event.upserts:
+            if not record.is_valid:
+                log.left.add(record.entity)
+            if event.kind is EventKind.ADD and mergeable(record.id):
+                if len(log.added) == window:
+                    log.unchecked += 1
+                log.added.append(record.id)
+    return log
