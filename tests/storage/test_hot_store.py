@@ -6,13 +6,14 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from nmafc.core.scope import AgentScope, Scope
 from nmafc.core.tiers import Tier
 from nmafc.errors import EmbeddingModelMismatch, StoreUnavailable
 from nmafc.storage.hot.lance import HotStore
-from nmafc.storage.hot.rows import Watermark
+from nmafc.storage.hot.rows import VectorRows, Watermark
 
 from ..conftest import S3Server
 from ..core.factories import record
@@ -128,6 +129,37 @@ def test_a_load_brings_the_vectors_in_the_precision_asked_for(tmp_path: Path) ->
     assert half.vectors.flags.c_contiguous
     assert np.array_equal(half.vectors, full.vectors.astype(np.float16))
     assert [r.id for r in half.records] == [r.id for r in full.records]
+
+
+def test_a_load_larger_than_a_read_batch_keeps_each_vector_with_its_record(
+    tmp_path: Path,
+) -> None:
+    store = _open(str(tmp_path / "hot"))
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((20_000, DIM)).astype(np.float32)
+    written = [(_rec(A, content=f"fact {i}"), vectors[i]) for i in range(len(vectors))]
+    store.write(A, Watermark(1, 20_000), written, ())
+    snapshot = store.load(A, np.float16)
+    assert snapshot.watermark == Watermark(1, 20_000)
+    row_of = {rid: i for i, rid in enumerate(snapshot.columns.ids)}
+    assert len(row_of) == len(snapshot.vectors) == 20_000
+    for record_, vector in written[::997]:
+        assert np.array_equal(snapshot.vectors[row_of[record_.id]], vector.astype(np.float16))
+        assert snapshot.columns.record(row_of[record_.id]).content == record_.content
+
+
+def test_vector_rows_grow_past_the_count_expected_and_stop_short_of_it() -> None:
+    matrix = np.arange(40, dtype=np.float32).reshape(10, 4)
+    column = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), 4)
+    grown = VectorRows(4, np.float16, expected=3)
+    grown.extend(column.slice(0, 6))
+    grown.extend(pa.chunked_array([column.slice(6, 2), column.slice(8, 2)]))
+    assert np.array_equal(grown.matrix(), matrix.astype(np.float16))
+    short = VectorRows(4, np.float32, expected=50)
+    short.extend(column.slice(2, 3))
+    assert short.matrix().shape == (3, 4)
+    assert short.matrix().flags.c_contiguous
+    assert np.array_equal(short.matrix(), matrix[2:5])
 
 
 def test_a_write_that_lands_late_leaves_what_a_newer_write_wrote(tmp_path: Path) -> None:
