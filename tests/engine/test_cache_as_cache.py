@@ -125,6 +125,7 @@ def test_a_stale_cached_set_is_caught_up_inline_not_reloaded(
     other = MemoryEngine.open(background, embedder=shared_embedder)  # type: ignore[arg-type]
     try:
         engine.remember(scope, [say("I keep bees on the roof.")])
+        _cold(engine)
         engine.recall(scope, "bees", QUIET)  # loads it in the background
         assert _until(lambda: engine.ctx.hot.loads == 1)
         other.remember(scope, [say("The hive faces south.")])  # another replica writes
@@ -134,6 +135,22 @@ def test_a_stale_cached_set_is_caught_up_inline_not_reloaded(
     finally:
         other.close()
         engine.close()
+
+
+def test_a_scope_s_first_write_begins_its_sets_so_its_first_recall_loads_nothing(
+    engine: MemoryEngine, scope: Scope
+) -> None:
+    hot, archive = engine.ctx.hot, engine.ctx.archive
+    engine.remember(scope, [say("I keep bees on the roof.")])
+    engine.remember(scope, [say("Actually, I moved the bees to the garden.")])
+    loads = (hot.loads, archive.loads)
+    found = engine.recall(scope, "Where are the bees?", QUIET)
+    assert "garden" in found.context
+    assert (hot.loads, archive.loads) == loads  # both followed the writes: nothing read
+    row = engine.ctx.row(scope)
+    assert row is not None
+    assert hot.cached(row)
+    assert archive.cached(row) is not None
 
 
 def test_closing_the_engine_during_a_background_load_neither_hangs_nor_raises(
@@ -162,13 +179,23 @@ def _drafts(prefix: str, n: int, seed: int) -> list[FactDraft]:
     ]
 
 
+def _engine_with_a_1_mb_cache(settings: Settings, embedder: object) -> MemoryEngine:
+    """Room for two working sets of 350 ``_drafts``, not three."""
+    return MemoryEngine.open(
+        _with_hot(settings, cache_max_mb=1, preload_scopes=0),
+        embedder=embedder,  # type: ignore[arg-type]
+    )
+
+
+def _held(engine: MemoryEngine, scopes: tuple[Scope, ...]) -> set[Scope]:
+    rows = {s: engine.ctx.row(s) for s in scopes}
+    return {s for s, row in rows.items() if row is not None and engine.ctx.hot.cached(row)}
+
+
 def test_the_cache_stays_within_its_bytes_and_evicts_the_least_recently_used_scope(
     settings: Settings, shared_embedder: object
 ) -> None:
-    engine = MemoryEngine.open(
-        _with_hot(settings, cache_max_mb=1, preload_scopes=0),
-        embedder=shared_embedder,  # type: ignore[arg-type]
-    )
+    engine = _engine_with_a_1_mb_cache(settings, shared_embedder)
     a, b, c = (Scope("agent-lru", name) for name in ("a", "b", "c"))
     try:
         for i, s in enumerate((a, b, c)):
@@ -181,9 +208,25 @@ def test_the_cache_stays_within_its_bytes_and_evicts_the_least_recently_used_sco
         engine.recall(b, "b fact", QUIET)
         engine.recall(a, "a fact", QUIET)  # a used again: b is now the oldest
         engine.recall(c, "c fact", QUIET)
-        rows = {s: engine.ctx.row(s) for s in (a, b, c)}
-        held = {s for s, row in rows.items() if row is not None and engine.ctx.hot.cached(row)}
-        assert held == {a, c}
+        assert _held(engine, (a, b, c)) == {a, c}
         assert cache.nbytes() <= cache.max_bytes
+    finally:
+        engine.close()
+
+
+def test_a_scope_written_into_a_full_cache_does_not_evict_a_searched_one(
+    settings: Settings, shared_embedder: object
+) -> None:
+    engine = _engine_with_a_1_mb_cache(settings, shared_embedder)
+    a, b, c = (Scope("agent-offer", name) for name in ("a", "b", "c"))
+    try:
+        for i, s in enumerate((a, b)):
+            engine.ingest(s, _drafts(s.conversation_id, 350, seed=i))
+        _cold(engine)
+        engine.recall(a, "a fact", QUIET)
+        engine.recall(b, "b fact", QUIET)  # two searched scopes fill the cache
+        engine.ingest(c, _drafts("c", 350, seed=2))  # a new scope's first write
+        assert _held(engine, (a, b, c)) == {a, b}
+        assert "c fact number 7" in engine.recall(c, "c fact number 7", QUIET).context
     finally:
         engine.close()

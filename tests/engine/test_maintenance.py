@@ -145,6 +145,7 @@ def test_a_pass_over_a_scope_nobody_searches_leaves_what_ram_holds(
     engine.recall(searched, "Where do I live?", RecallOptions(budget_tokens=200))
     engine.remember(scope, [say("I play the violin every evening.")])
     hot = engine.ctx.hot
+    hot.cache.drop([scope])  # as after an eviction or a restart: RAM holds only `searched`
     loads = hot.loads
     engine.maintain(scope)
     assert hot.loads == loads + 1  # read for its pass

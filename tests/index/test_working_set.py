@@ -269,6 +269,29 @@ def test_dropped_sets_free_their_share_of_the_budget() -> None:
     assert cache.get(Scope("a", "c")) is not None
 
 
+def test_a_set_offered_takes_only_the_room_left_and_never_a_cached_scope_s_place() -> None:
+    # A set begun by a write is offered, not put: a searched scope is never evicted for it.
+    a, b, c = _set_of("a", 50), _set_of("b", 50), _set_of("c", 50)
+    cache = WorkingSetCache(a.nbytes + b.nbytes + c.nbytes // 2)
+    assert cache.offer(a)
+    assert cache.offer(b)
+    assert not cache.offer(c)  # it would not fit beside a and b
+    assert cache.scopes() == [a.scope, b.scope]
+    assert cache.get(c.scope) is None
+    newer_a = _set_of("a", 10, seq=2)
+    assert not cache.offer(newer_a)  # a scope's cached set is never replaced by an offer
+    assert cache.get(a.scope) is a
+    assert cache.nbytes() == a.nbytes + b.nbytes
+
+
+def test_a_cache_with_no_room_takes_no_offer() -> None:
+    a = _set_of("a", 50)
+    cache = WorkingSetCache(a.nbytes - 1)
+    assert not cache.offer(a)
+    assert cache.scopes() == []
+    assert cache.nbytes() == 0
+
+
 def test_a_set_loaded_at_once_reserves_room_for_its_rows_and_no_more() -> None:
     at_once = _set_of("a", 1100)  # one apply, as a load from storage does
     row_by_row = WorkingSet(Scope("a", "b"), scope_pk=1, dim=DIM)

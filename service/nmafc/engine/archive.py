@@ -9,7 +9,7 @@ kept in step from the log.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from nmafc.core.events import Event
 from nmafc.core.lifecycle import is_decayed
@@ -42,6 +42,24 @@ class Archive:
     def cached(self, row: ScopeRow) -> WorkingSet | None:
         """The scope's archive if RAM holds it as fresh as ``row`` (nothing is loaded)."""
         return self._sets.peek(row)
+
+    def advance(self, row: ScopeRow, events: Sequence[Event]) -> None:
+        """Keep a cached archive in step with a write that ends at ``row.seq``, as the Hot
+        tier keeps its working set, so the next recall reads no log for it; a scope's
+        first write begins its archive, if the cache has room for it. Nothing is held
+        when the Cold ROM searches archives itself (``cold.vector_search``)."""
+        if not events or not self.cache.enabled or self.cold.vector_search:
+            return
+        cached = self.cache.get(row.scope)
+        if cached is None:
+            if events[0].seq == 1:
+                begun = WorkingSet(row.scope, row.pk, self.dim, self.int8_scan_min_rows)
+                self._apply(begun, row, events)
+                self.cache.offer(begun)
+        elif cached.scope_pk != row.pk or cached.seq != events[0].seq - 1:
+            self.cache.drop([row.scope])  # loaded afresh on next use
+        else:
+            self._apply(cached, row, events)
 
     def _caught_up(self, row: ScopeRow, archive: WorkingSet) -> WorkingSet:
         with self.cold.read() as session:

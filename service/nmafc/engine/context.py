@@ -72,8 +72,18 @@ class EngineContext:
                 # The last point a write may stop: raising here rolls the transaction back.
                 deadline.check("before the write committed")
             self.hot.commit(row, stored, changes.vectors, defer=defer_hot)
+            self._advance_archive(row, stored)
         self.publish(scope, stored)
         return result, stored
+
+    def _advance_archive(self, row: ScopeRow, events: list[Event]) -> None:
+        """The cached archive in step with the write; never fails a write (the archive
+        is derived: dropped, it is loaded from the Cold ROM on next use)."""
+        try:
+            self.archive.advance(row, events)
+        except Exception:
+            log.exception("archive of %s not advanced; it is loaded again on next use", row.scope)
+            self.archive.drop(row.scope)
 
     def publish(self, scope: Scope, events: list[Event]) -> None:
         """Tell listeners (the live-event hub) about committed events; never fails a write."""

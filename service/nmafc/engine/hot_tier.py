@@ -317,6 +317,10 @@ class HotTier:
     ) -> None:
         cached = self.cache.get(row.scope)
         if cached is None:
+            if events[0].seq == 1 and self.cache.enabled:  # the scope begins with this write
+                begun = WorkingSet(row.scope, row.pk, self.store.dim, self.int8_scan_min_rows)
+                self._apply_to(begun, row, events, vectors)
+                self.cache.offer(begun)
             return
         if cached.scope_pk != row.pk or cached.seq != events[0].seq - 1:
             self.cache.drop([row.scope])  # reloaded from the log on next use

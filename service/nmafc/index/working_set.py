@@ -447,7 +447,22 @@ class WorkingSetCache:
             return found
 
     def put(self, working_set: WorkingSet) -> None:
+        self._store(working_set, into_room=False)
+
+    def offer(self, working_set: WorkingSet) -> bool:
+        """Cache ``working_set`` only if its scope has none and it fits beside the others.
+
+        For a set built because its scope was written, not searched: it may take the room
+        that is left, never a searched scope's place.
+        """
+        return self._store(working_set, into_room=True)
+
+    def _store(self, working_set: WorkingSet, *, into_room: bool) -> bool:
         with self._lock:
+            if into_room and (
+                working_set.scope in self._sets or self._total + working_set.nbytes > self.max_bytes
+            ):
+                return False
             self._sets[working_set.scope] = working_set
             self._sets.move_to_end(working_set.scope)
             self._account(working_set.scope, working_set)
@@ -459,6 +474,7 @@ class WorkingSetCache:
         if freeze:
             gc.collect(1)  # young garbage is not frozen with the set: it would never go
             gc.freeze()
+        return True
 
     def drop(self, scopes: Iterable[Scope] | None = None) -> None:
         with self._lock:
