@@ -45,21 +45,15 @@ class Archive:
 
     def advance(self, row: ScopeRow, events: Sequence[Event]) -> None:
         """Keep a cached archive in step with a write that ends at ``row.seq``, as the Hot
-        tier keeps its working set, so the next recall reads no log for it; a scope's
-        first write begins its archive, if the cache has room for it. Nothing is held
-        when the Cold ROM searches archives itself (``cold.vector_search``)."""
-        if not events or not self.cache.enabled or self.cold.vector_search:
-            return
-        cached = self.cache.get(row.scope)
-        if cached is None:
-            if events[0].seq == 1:
-                begun = WorkingSet(row.scope, row.pk, self.dim, self.int8_scan_min_rows)
-                self._apply(begun, row, events)
-                self.cache.offer(begun)
-        elif cached.scope_pk != row.pk or cached.seq != events[0].seq - 1:
-            self.cache.drop([row.scope])  # loaded afresh on next use
-        else:
-            self._apply(cached, row, events)
+        tier keeps its working set (:meth:`FreshSets.follow`). Nothing is held when the
+        Cold ROM searches archives itself (``cold.vector_search``)."""
+        if events and not self.cold.vector_search:
+            self._sets.follow(
+                row,
+                events[0].seq,
+                lambda archive: self._apply(archive, row, events),
+                lambda: self._empty(row),
+            )
 
     def _caught_up(self, row: ScopeRow, archive: WorkingSet) -> WorkingSet:
         with self.cold.read() as session:
@@ -68,7 +62,7 @@ class Archive:
         return archive
 
     def _load(self, row: ScopeRow) -> WorkingSet:
-        archive = WorkingSet(row.scope, row.pk, self.dim, self.int8_scan_min_rows)
+        archive = self._empty(row)
         with self.cold.read() as session:
             records, vectors = session.facts.decayed(row.scope)
         archive.apply((Update(r, vectors[i]) for i, r in enumerate(records)), (), row.seq)
@@ -100,6 +94,9 @@ class Archive:
             for rid, r in entering.items()
         ]
         archive.apply(updates, leaving, row.seq)
+
+    def _empty(self, row: ScopeRow) -> WorkingSet:
+        return WorkingSet(row.scope, row.pk, self.dim, self.int8_scan_min_rows)
 
     def drop(self, scope: AnyScope) -> None:
         """Forget cached archives of a scope or agent (after a purge)."""

@@ -46,6 +46,31 @@ class FreshSets:
                 self.cache.put(fresh)
             return fresh
 
+    def follow(
+        self,
+        row: ScopeRow,
+        first_seq: int,
+        apply: Callable[[WorkingSet], None],
+        empty: Callable[[], WorkingSet],
+    ) -> None:
+        """Keep the cached set in step with a write of the log from ``first_seq`` to
+        ``row.seq``, so the next recall reads nothing for it.
+
+        A set that lags the write or belongs to an earlier incarnation is dropped (built
+        afresh on next use). A scope's first write begins its set, cached only in the
+        room left: a scope that was written, not searched, takes no searched scope's place.
+        """
+        cached = self.cache.get(row.scope)
+        if cached is None:
+            if first_seq == 1 and self.cache.enabled:
+                begun = empty()
+                apply(begun)
+                self.cache.offer(begun)
+        elif cached.scope_pk != row.pk or cached.seq != first_seq - 1:
+            self.cache.drop([row.scope])
+        else:
+            apply(cached)
+
     def peek(self, row: ScopeRow) -> WorkingSet | None:
         """The cached set if it is as fresh as ``row``; never loads or refreshes one."""
         cached = self._usable(row)

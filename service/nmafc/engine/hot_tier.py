@@ -300,7 +300,7 @@ class HotTier:
         except StoreUnavailable:  # Hot is a cache of the log: serve reads from the Cold ROM
             log.warning("Hot store unreadable for %s; loading it from the Cold ROM", row.scope)
             snapshot = None
-        working = WorkingSet(row.scope, row.pk, self.store.dim, self.int8_scan_min_rows)
+        working = self._empty(row)
         mark = snapshot.watermark if snapshot is not None else None
         if snapshot is None or mark is None or mark.scope_pk != row.pk or mark.seq > row.seq:
             # Hot holds nothing usable for this incarnation: start from the Cold ROM.
@@ -315,17 +315,15 @@ class HotTier:
     def _advance_cache(
         self, row: ScopeRow, events: Sequence[Event], vectors: dict[tuple[str, int], Vector]
     ) -> None:
-        cached = self.cache.get(row.scope)
-        if cached is None:
-            if events[0].seq == 1 and self.cache.enabled:  # the scope begins with this write
-                begun = WorkingSet(row.scope, row.pk, self.store.dim, self.int8_scan_min_rows)
-                self._apply_to(begun, row, events, vectors)
-                self.cache.offer(begun)
-            return
-        if cached.scope_pk != row.pk or cached.seq != events[0].seq - 1:
-            self.cache.drop([row.scope])  # reloaded from the log on next use
-            return
-        self._apply_to(cached, row, events, vectors)
+        self._sets.follow(
+            row,
+            events[0].seq,
+            lambda working: self._apply_to(working, row, events, vectors),
+            lambda: self._empty(row),
+        )
+
+    def _empty(self, row: ScopeRow) -> WorkingSet:
+        return WorkingSet(row.scope, row.pk, self.store.dim, self.int8_scan_min_rows)
 
     def _apply_to(
         self,
