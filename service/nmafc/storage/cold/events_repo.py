@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.engine import Connection
 
 from nmafc.core.events import Event, EventKind
@@ -144,11 +144,7 @@ class EventsRepo:
 
     def since(self, scope: Scope, seq: int, limit: int | None = None) -> list[Event]:
         """Events after ``seq``, in order."""
-        query = (
-            select(events)
-            .where(where_scope(events, scope), events.c.seq > seq)
-            .order_by(events.c.seq)
-        )
+        query = _after(scope, seq)
         if limit is not None:
             query = query.limit(limit)
         return [event_from_row(r) for r in self._conn.execute(query)]
@@ -158,13 +154,7 @@ class EventsRepo:
         cursor on PostgreSQL): the log since a pass over a bulk-loaded scope names every
         record it added, 1.3 KB each as events, which a list would hold all at once.
         Consume it before the next statement of the session."""
-        query = (
-            select(events)
-            .where(where_scope(events, scope), events.c.seq > seq)
-            .order_by(events.c.seq)
-            .execution_options(yield_per=batch)
-        )
-        for r in self._conn.execute(query):
+        for r in self._conn.execute(_after(scope, seq).execution_options(yield_per=batch)):
             yield event_from_row(r)
 
     def through_turn(self, scope: Scope, turn: float) -> list[Event]:
@@ -258,3 +248,10 @@ class EventsRepo:
         """Delete the scope's log; earlier purge tombstones (seq < 0) stay."""
         statement = delete(events).where(where_scope(events, scope), events.c.seq > 0)
         return int(self._conn.execute(statement).rowcount)
+
+
+def _after(scope: Scope, seq: int) -> Select[Any]:
+    """The scope's events after ``seq``, in log order."""
+    return (
+        select(events).where(where_scope(events, scope), events.c.seq > seq).order_by(events.c.seq)
+    )
